@@ -1,0 +1,77 @@
+"""The contract a model meets to run on the engine.
+
+Three methods are required, in the manner of Stateright: ``init_states()``, ``actions(state)`` and
+``next_state(state, action)``; plus named ``properties()``. Everything else has a default.
+
+Rules the engine relies on:
+
+* States and actions are immutable, hashable values built from ``None``, ``bool``, ``int``, ``str``,
+  tuples, enums and frozen dataclasses of those (no sets, dicts, lists or floats): their ``repr`` is then
+  the same in every process, which is what makes fingerprints stable across runs and machines.
+* ``actions(state)`` yields candidate actions in a deterministic order. ``next_state`` may return ``None``
+  for an action that turns out not to be enabled.
+* ``next_state`` is a pure function of its arguments.
+
+Hooks for later engines, with neutral defaults today:
+
+* ``actor(action)`` names who takes an action (partial-order reduction groups actions by actor);
+* ``fingerprint(state)`` may be overridden by a model with a faster canonical encoding;
+* ``is_terminal(state)`` marks states where stopping is fine (no deadlock is reported there).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Hashable, Iterable, Sequence
+from dataclasses import dataclass
+from typing import Generic, Literal, TypeVar
+
+from checker.fingerprint import fingerprint as _fingerprint
+
+S = TypeVar("S")
+A = TypeVar("A")
+
+PropertyKind = Literal["always", "sometimes", "eventually"]
+
+
+@dataclass(frozen=True, slots=True)
+class Property(Generic[S]):
+    """A named property of states. Only ``always`` (an invariant) is checked by the BFS engine today;
+    ``sometimes``/``eventually`` are accepted in the contract so that later engines extend it."""
+
+    name: str
+    kind: PropertyKind
+    condition: Callable[[S], bool]
+    description: str = ""
+
+    def holds(self, state: S) -> bool:
+        return bool(self.condition(state))
+
+
+def always(name: str, condition: Callable[[S], bool], description: str = "") -> Property[S]:
+    """An invariant: ``condition`` must hold in every reachable state."""
+    return Property(name, "always", condition, description)
+
+
+class Model(Generic[S, A]):
+    """Base class with the contract's defaults. Subclass it, or write any object with these methods."""
+
+    def init_states(self) -> Sequence[S]:
+        raise NotImplementedError
+
+    def actions(self, state: S) -> Iterable[A]:
+        raise NotImplementedError
+
+    def next_state(self, state: S, action: A) -> S | None:
+        raise NotImplementedError
+
+    def properties(self) -> Sequence[Property[S]]:
+        return ()
+
+    def is_terminal(self, state: S) -> bool:
+        return False
+
+    def fingerprint(self, state: S) -> int:
+        return _fingerprint(state)
+
+    def actor(self, action: A) -> Hashable:
+        return None

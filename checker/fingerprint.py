@@ -1,0 +1,44 @@
+"""Stable 64-bit fingerprints of canonical values.
+
+Python's built-in ``hash`` of a string changes from process to process (PYTHONHASHSEED), so it cannot be
+used for a visited set that must agree across runs, processes and machines. A fingerprint here is the
+first 8 bytes of BLAKE2b over the value's ``repr``, which is canonical for the value types the contract
+allows (see :mod:`checker.contract`). :func:`validate_canonical` checks that a value uses only those.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import enum
+import hashlib
+
+from checker.errors import ModelError
+
+_ALLOWED_SCALARS = (type(None), bool, int, str)
+
+
+def fingerprint(value: object) -> int:
+    """The stable 64-bit fingerprint of a canonical value."""
+    return int.from_bytes(hashlib.blake2b(repr(value).encode(), digest_size=8).digest(), "little")
+
+
+def validate_canonical(value: object, where: str = "state") -> None:
+    """Raise :class:`ModelError` if ``value`` holds anything whose ``repr`` is not canonical."""
+    if isinstance(value, _ALLOWED_SCALARS) or isinstance(value, enum.Enum):
+        return
+    if isinstance(value, tuple):
+        for i, item in enumerate(value):
+            validate_canonical(item, f"{where}[{i}]")
+        return
+    if dataclasses.is_dataclass(value) and not isinstance(value, type):
+        params = getattr(type(value), "__dataclass_params__", None)
+        if params is None or not params.frozen:
+            raise ModelError(f"{where}: dataclass {type(value).__name__} must be frozen")
+        for field in dataclasses.fields(value):
+            validate_canonical(getattr(value, field.name), f"{where}.{field.name}")
+        return
+    raise ModelError(
+        f"{where}: a {type(value).__name__} is not allowed in states or actions "
+        "(use tuples, ints, strs, bools, None, enums or frozen dataclasses; sets and dicts have no "
+        "canonical order across processes)"
+    )

@@ -1,0 +1,190 @@
+"""Breadth-first search with parent links, and replay of recorded actions.
+
+BFS checks every property on a state when the state is first generated, so the first violation found is
+at the smallest depth: counterexamples are shortest. The visited set maps a state's stable fingerprint to
+its parent's fingerprint and the action that led to it; a counterexample is rebuilt by walking those
+links back to an initial state and replaying the actions through ``next_state``.
+"""
+
+from __future__ import annotations
+
+import time
+from collections import deque
+from collections.abc import Callable, Iterable, Sequence
+from typing import Any
+
+from checker.contract import Model, Property
+from checker.errors import ModelError, NondeterminismError
+from checker.fingerprint import validate_canonical
+from checker.result import Counterexample, Result, Stats, Step, Verdict
+
+DEADLOCK = "deadlock"
+
+ProgressHook = Callable[[Stats], None]
+
+
+def _invariants(model: Model[Any, Any], only: Sequence[str] | None) -> list[Property[Any]]:
+    props = [p for p in model.properties() if p.kind == "always"]
+    if only is None:
+        return props
+    known = {p.name for p in model.properties()}
+    unknown = [name for name in only if name not in known and name != DEADLOCK]
+    if unknown:
+        raise ModelError(f"unknown property {unknown[0]!r}; the model has: {', '.join(sorted(known))}")
+    return [p for p in props if p.name in only]
+
+
+def _first_violation(props: Iterable[Property[Any]], state: Any) -> str | None:
+    for prop in props:
+        try:
+            ok = prop.holds(state)
+        except Exception as exc:  # a property that raises is a model bug: say which one
+            raise ModelError(f"property {prop.name!r} raised {type(exc).__name__}: {exc}") from exc
+        if not ok:
+            return prop.name
+    return None
+
+
+def bfs(
+    model: Model[Any, Any],
+    *,
+    properties: Sequence[str] | None = None,
+    max_depth: int | None = None,
+    max_states: int | None = None,
+    check_deadlock: bool = True,
+    progress: ProgressHook | None = None,
+    progress_every: int = 20_000,
+) -> Result:
+    """Explore every state reachable from ``model.init_states()`` breadth-first.
+
+    ``properties`` restricts the invariants checked (default: every ``always`` property of the model).
+    ``max_depth`` bounds the number of steps from an initial state; ``max_states`` bounds the number of
+    distinct states (reaching it gives :attr:`Verdict.INCOMPLETE`, never ``HOLDS``).
+    """
+    invariants = _invariants(model, properties)
+    fp_of = model.fingerprint
+    start = time.perf_counter()
+    # fingerprint -> (parent fingerprint or None, action or None); the engine's visited set
+    visited: dict[int, tuple[int | None, Any]] = {}
+    inits: dict[int, Any] = {}
+    queue: deque[tuple[Any, int, int]] = deque()
+    generated = 0
+    deepest = 0
+    depth_limited = False
+
+    def stats() -> Stats:
+        return Stats(len(visited), generated, deepest, time.perf_counter() - start)
+
+    def found(prop: str, fp: int) -> Result:
+        cex = _rebuild(model, visited, inits, fp, prop)
+        return Result(Verdict.VIOLATED, stats(), cex, depth_limited, max_depth, max_states)
+
+    for state in model.init_states():
+        validate_canonical(state, "initial state")
+        generated += 1
+        fp = fp_of(state)
+        if fp in visited:
+            continue
+        visited[fp] = (None, None)
+        inits[fp] = state
+        bad = _first_violation(invariants, state)
+        if bad is not None:
+            return found(bad, fp)
+        queue.append((state, fp, 0))
+
+    next_report = progress_every
+    while queue:
+        state, fp, depth = queue.popleft()
+        if max_depth is not None and depth >= max_depth:
+            depth_limited = True
+            continue
+        any_enabled = False
+        for action in model.actions(state):
+            nxt = model.next_state(state, action)
+            if nxt is None:
+                continue
+            any_enabled = True
+            generated += 1
+            nfp = fp_of(nxt)
+            if nfp in visited:
+                continue
+            visited[nfp] = (fp, action)
+            if depth + 1 > deepest:
+                deepest = depth + 1
+            bad = _first_violation(invariants, nxt)
+            if bad is not None:
+                return found(bad, nfp)
+            if max_states is not None and len(visited) >= max_states:
+                return Result(Verdict.INCOMPLETE, stats(), None, depth_limited, max_depth, max_states)
+            queue.append((nxt, nfp, depth + 1))
+        if not any_enabled and check_deadlock and not model.is_terminal(state):
+            return found(DEADLOCK, fp)
+        if progress is not None and len(visited) >= next_report:
+            progress(stats())
+            next_report = len(visited) + progress_every
+    return Result(Verdict.HOLDS, stats(), None, depth_limited, max_depth, max_states)
+
+
+def _rebuild(
+    model: Model[Any, Any],
+    visited: dict[int, tuple[int | None, Any]],
+    inits: dict[int, Any],
+    fp: int,
+    prop: str,
+) -> Counterexample:
+    actions: list[Any] = []
+    fps: list[int] = []
+    cur: int | None = fp
+    while cur is not None:
+        parent, action = visited[cur]
+        if parent is None:
+            break
+        actions.append(action)
+        fps.append(cur)
+        cur = parent
+    assert cur is not None
+    actions.reverse()
+    fps.reverse()
+    return replay(model, inits[cur], actions, prop, expected_fingerprints=fps)
+
+
+def replay(
+    model: Model[Any, Any],
+    init_state: Any,
+    actions: Sequence[Any],
+    prop: str,
+    expected_fingerprints: Sequence[int] | None = None,
+) -> Counterexample:
+    """Apply ``actions`` to ``init_state`` through ``next_state`` and return the path.
+
+    Raises :class:`NondeterminismError` if an action is not enabled where it was recorded, or (when
+    ``expected_fingerprints`` is given) if a state differs from the one recorded during the search.
+    """
+    state = init_state
+    steps: list[Step] = []
+    for i, action in enumerate(actions):
+        nxt = model.next_state(state, action)
+        if nxt is None:
+            raise NondeterminismError(f"step {i + 1}: action {action!r} is not enabled on replay")
+        if expected_fingerprints is not None and model.fingerprint(nxt) != expected_fingerprints[i]:
+            raise NondeterminismError(
+                f"step {i + 1}: replaying {action!r} gave a different state than the search saw; "
+                "your model is nondeterministic (next_state must be a pure function)"
+            )
+        steps.append(Step(action, nxt))
+        state = nxt
+    return Counterexample(prop, init_state, tuple(steps))
+
+
+def violated_property(
+    model: Model[Any, Any], state: Any, properties: Sequence[str] | None = None
+) -> str | None:
+    """The first checked invariant that ``state`` violates, or ``None``."""
+    return _first_violation(_invariants(model, properties), state)
+
+
+def is_deadlock(model: Model[Any, Any], state: Any) -> bool:
+    """Whether ``state`` has no enabled action and the model does not call it terminal."""
+    if model.is_terminal(state):
+        return False
+    return all(model.next_state(state, a) is None for a in model.actions(state))
