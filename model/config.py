@@ -1,0 +1,78 @@
+"""The static configuration of one consumer-group model: sizes, fault budgets and safety switches.
+
+A :class:`Config` is plain data (ints, strs, bools, tuples), so any process can rebuild the same model
+from it (the Spark engine of a later issue ships scenarios, never pickled closures).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field, fields
+
+from model.state import Budget
+
+PROTOCOLS = ("classic",)
+ASSIGNORS = ("range",)
+STARTS = ("stable", "empty")
+
+
+@dataclass(frozen=True, slots=True)
+class Switches:
+    """Safety mechanisms, all on by default; each ``False`` turns one of them off."""
+
+    commit_generation_fencing: bool = True  # refuse commits whose generation is not the group's current one
+    member_id_check: bool = True  # refuse heartbeats/commits/joins with a member id the group does not know
+    stop_fetching_before_rejoin: bool = True  # on IllegalGeneration: stop fetching before rejoining
+    atomic_generation_write: bool = True  # generation + membership + ownership in one log record
+    load_log_before_serving: bool = True  # a new coordinator loads the group from the log before serving
+    persist_before_respond: bool = True  # write to the log before answering a JoinGroup or acking a commit
+
+
+SWITCH_NAMES: tuple[str, ...] = tuple(f.name for f in fields(Switches))
+FAULT_NAMES: tuple[str, ...] = tuple(f.name for f in fields(Budget))
+
+
+@dataclass(frozen=True, slots=True)
+class Config:
+    consumers: int = 2  # consumers running at the start
+    brokers: int = 2
+    topics: tuple[tuple[str, int], ...] = (("t0", 2),)
+    records_per_partition: int = 1
+    start: str = "stable"  # "stable": generation 1 already formed; "empty": every consumer starting up
+    budget: Budget = field(default_factory=Budget)
+    failover_phase: int | None = None  # pin coordinator crashes to this rebalance phase (1..5)
+    switches: Switches = field(default_factory=Switches)
+    protocol: str = "classic"
+    assignor: str = "range"
+
+    @property
+    def total_consumers(self) -> int:
+        """Consumer slots: those running at the start plus those a consumer_joins budget can start."""
+        return self.consumers + self.budget.consumer_joins
+
+    @property
+    def capacities(self) -> tuple[int, ...]:
+        return tuple(size + self.budget.partition_growth for _, size in self.topics)
+
+    @property
+    def topic_offsets(self) -> tuple[int, ...]:
+        out, acc = [], 0
+        for cap in self.capacities:
+            out.append(acc)
+            acc += cap
+        return tuple(out)
+
+    @property
+    def slots(self) -> int:
+        return sum(self.capacities)
+
+    def slot(self, topic: int, index: int) -> int:
+        return self.topic_offsets[topic] + index
+
+    def slot_name(self, slot: int) -> str:
+        for t, off in reversed(list(enumerate(self.topic_offsets))):
+            if slot >= off:
+                return f"{self.topics[t][0]}-{slot - off}"
+        raise ValueError(slot)
+
+    def existing_slots(self, sizes: tuple[int, ...]) -> tuple[int, ...]:
+        return tuple(self.slot(t, i) for t, size in enumerate(sizes) for i in range(size))

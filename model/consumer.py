@@ -1,0 +1,209 @@
+"""The consumer state machine (seed 000 "消费者状态机" and "Consumer消费者的工作过程"; seed 002 the same).
+
+* ``Start up & discover co-ordinator``: FindCoordinator (ConsumerMetadataRequest) to any broker, then
+  JoinGroup without a consumer id.
+* ``Part of a group``: heartbeats, fetches its partitions, commits with its member id and generation.
+* ``Stopped consumption``: on IllegalGeneration it stops fetching, commits its offsets, sends JoinGroup and
+  sends no heartbeat until the JoinGroup response (seed 000 "在rebalance时的heartbeats" 1).
+* ``Re-discover co-ordinator``: on NotCoordinatorForGroup or no response within the session timeout it
+  looks for the coordinator again and **keeps consuming** meanwhile.
+* UnknownConsumer: forget the member id and rejoin without it (seed 000 "Consumer id的分配" 4);
+  CoordinatorStartupNotComplete / IllegalProtocolState: retry later.
+
+Simplifications (docs/MODEL.md lists them all): FindCoordinator is one step that returns the current
+leader of the offsets partition when the consumer can reach it; one ``Fetch`` processes the next record of
+every assigned partition (a poll returns records from all of them); the JoinGroup response carries the
+committed offsets of the assigned partitions (an OffsetFetch in Kafka).
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+from model.config import Config
+from model.network import link, link_index, pop_at_consumer, to_broker
+from model.state import (
+    GONE,
+    ILLEGAL_GENERATION,
+    ILLEGAL_PROTOCOL_STATE,
+    MEMBER,
+    NOT_COORDINATOR,
+    OK,
+    REDISCOVER,
+    STARTUP,
+    STARTUP_NOT_COMPLETE,
+    STOPPED,
+    UNKNOWN_CONSUMER,
+    Consumer,
+    Link,
+    Msg,
+    World,
+    tset,
+)
+
+
+def _active(w: World, c: int) -> Consumer | None:
+    cons = w.consumers[c]
+    if cons.status in GONE or cons.paused:
+        return None
+    return cons
+
+
+def _with(w: World, c: int, cons: Consumer, **changes: object) -> World:
+    return replace(w, consumers=tset(w.consumers, c, cons), **changes)
+
+
+def find_coordinator(cfg: Config, w: World, c: int) -> World | None:
+    cons = _active(w, c)
+    if cons is None or cons.status not in (STARTUP, REDISCOVER) or w.leader is None:
+        return None
+    b = w.leader
+    if not w.brokers[b].up or link(cfg, w, c, b).cut:
+        return None
+    rejoin = cons.status == STARTUP or cons.rejoin or cons.member_id is None
+    return _with(w, c, replace(cons, coordinator=b, status=STOPPED if rejoin else MEMBER, rejoin=False))
+
+
+def _send(cfg: Config, w: World, c: int, cons: Consumer, kind: str, msg: Msg) -> World:
+    assert cons.coordinator is not None
+    b = cons.coordinator
+    links = to_broker(cfg, w, c, b, msg)
+    return replace(
+        w,
+        consumers=tset(w.consumers, c, replace(cons, awaiting=kind, awaiting_broker=b)),
+        links=links,
+    )
+
+
+def _idle(w: World, c: int) -> Consumer | None:
+    cons = _active(w, c)
+    if cons is None or cons.awaiting is not None or cons.coordinator is None:
+        return None
+    return cons
+
+
+def join_group(cfg: Config, w: World, c: int) -> World | None:
+    cons = _idle(w, c)
+    if cons is None or cons.status != STOPPED or (cons.dirty and cons.member_id is not None):
+        return None  # a stopped consumer commits what it processed before it rejoins
+    return _send(cfg, w, c, cons, "join", Msg("JoinGroup", cons.member_id, cons.generation))
+
+
+def heartbeat(cfg: Config, w: World, c: int) -> World | None:
+    cons = _idle(w, c)
+    if cons is None or cons.status != MEMBER:
+        return None
+    return _send(cfg, w, c, cons, "heartbeat", Msg("Heartbeat", cons.member_id, cons.generation))
+
+
+def offset_commit(cfg: Config, w: World, c: int) -> World | None:
+    cons = _idle(w, c)
+    if cons is None or cons.status not in (MEMBER, STOPPED) or not cons.dirty or cons.member_id is None:
+        return None
+    offsets = tuple(zip(cons.assignment, cons.positions, strict=True))
+    return _send(cfg, w, c, cons, "commit", Msg("OffsetCommit", cons.member_id, cons.generation, OK, offsets))
+
+
+def fetch(cfg: Config, w: World, c: int) -> World | None:
+    """Process the next record of every assigned partition that has one left."""
+    cons = _active(w, c)
+    if cons is None or not cons.fetching:
+        return None
+    limit = cfg.records_per_partition
+    positions = tuple(p + 1 if p < limit else p for p in cons.positions)
+    if positions == cons.positions:
+        return None
+    return _with(w, c, replace(cons, positions=positions, dirty=True))
+
+
+def _stop(cfg: Config, cons: Consumer) -> Consumer:
+    fetching = False if cfg.switches.stop_fetching_before_rejoin else cons.fetching
+    return replace(cons, status=STOPPED, fetching=fetching)
+
+
+def _forget(cfg: Config, cons: Consumer) -> Consumer:
+    return replace(_stop(cfg, cons), member_id=None, generation=0, dirty=False)
+
+
+def _rediscover(cons: Consumer) -> Consumer:
+    return replace(
+        cons,
+        status=REDISCOVER,
+        coordinator=None,
+        awaiting=None,
+        awaiting_broker=None,
+        rejoin=cons.rejoin or cons.status == STOPPED,
+    )
+
+
+def receive(cfg: Config, w: World, c: int, b: int) -> World | None:
+    """Consumer ``c`` takes the next response from broker ``b``."""
+    cons = _active(w, c)
+    if cons is None or not link(cfg, w, c, b).to_consumer:
+        return None
+    msg, links = pop_at_consumer(cfg, w.links, c, b)
+    if cons.awaiting is None or cons.awaiting_broker != b:
+        return replace(w, links=links)  # a late answer to a request it gave up on
+    cons = replace(cons, awaiting=None, awaiting_broker=None)
+    err = msg.error
+    if err == NOT_COORDINATOR:
+        cons = _rediscover(cons)
+    elif err in (STARTUP_NOT_COMPLETE, ILLEGAL_PROTOCOL_STATE):
+        pass  # the coordinator is still loading: retry later
+    elif err == UNKNOWN_CONSUMER:
+        cons = _forget(cfg, cons)
+    elif msg.kind == "HeartbeatResponse":
+        if err == ILLEGAL_GENERATION:
+            cons = _stop(cfg, cons)
+    elif msg.kind == "OffsetCommitResponse":
+        cons = replace(cons, dirty=False)
+        if err == ILLEGAL_GENERATION:
+            cons = _stop(cfg, cons)
+    elif msg.kind == "JoinGroupResponse" and err == OK:
+        slots = tuple(s for s, _ in msg.offsets)
+        cons = replace(
+            cons,
+            status=MEMBER,
+            member_id=msg.member_id,
+            generation=msg.generation,
+            assignment=slots,
+            positions=tuple(off for _, off in msg.offsets),
+            fetching=True,
+            dirty=False,
+        )
+    return replace(w, consumers=tset(w.consumers, c, cons), links=links)
+
+
+def coordinator_timeout(cfg: Config, w: World, c: int) -> World | None:
+    """No response within the session timeout: the consumer assumes the coordinator failed.
+
+    Enabled only when the answer cannot come: the broker is down or paused, the link is cut, the request
+    or its answer was lost, or (seed 000 slow consumer step 7) its JoinGroup is held for the next round.
+    """
+    cons = _active(w, c)
+    if cons is None or cons.awaiting is None:
+        return None
+    b = cons.awaiting_broker
+    assert b is not None
+    br = w.brokers[b]
+    ln = link(cfg, w, c, b)
+    held = any(e[0] == c and c not in br.answered for e in br.joined)
+    late = any(e[0] == c for e in br.late)
+    lost = not ln.to_broker and not ln.to_consumer and not held and not late
+    if not (not br.up or br.paused or ln.cut or lost or (cons.awaiting == "join" and late)):
+        return None
+    # it gives up on the connection: what is in flight on it is dropped, and so is a JoinGroup the
+    # broker still holds for it (the response would have nowhere to go)
+    i = link_index(cfg, c, b)
+    links = tset(w.links, i, Link(cut=ln.cut))
+    br = replace(
+        br,
+        joined=tuple(e for e in br.joined if e[0] != c or c in br.answered),
+        late=tuple(e for e in br.late if e[0] != c),
+    )
+    return replace(
+        w,
+        consumers=tset(w.consumers, c, _rediscover(cons)),
+        brokers=tset(w.brokers, b, br),
+        links=links,
+    )

@@ -1,0 +1,370 @@
+"""The group coordinator (seed 000 "协调者状态机", "Co-ordinator协调节点的工作过程",
+"在rebalance时的协调者故障"; seed 002 "Coordinator Failover").
+
+The five rebalance phases are explicit steps, and ``Broker.phase`` records the last one completed, so a
+failover can strike between any two of them and a scenario can pin ``failover_phase = k``:
+
+1. the coordinator learns of a trigger (a JoinGroup, a LeaveGroup, a member declared dead, partitions
+   added, or a loaded log that disagrees with the topics) — ``trigger`` is set, nothing else changes yet;
+2. ``BeginRebalance``: from now on heartbeats are answered IllegalGeneration ("Prepare for rebalance");
+3. the first JoinGroup of the round arrives (JoinGroups are held: they are answered in phase 5);
+4. ``CompleteJoin``: once every known member has rejoined (or been declared dead), it bumps the generation,
+   gives member ids to new members, computes the ownership and writes generation + membership + ownership
+   to the log in one record (two records with ``atomic_generation_write`` off);
+5. ``RespondJoinGroup``: the JoinGroup responses go out, one step per member, in consumer order.
+
+Rules from seed 000: a commit must carry a known member id and the current generation (both higher and
+older are refused); an unknown member id gets UnknownConsumer; failure detection is suspended for a member
+between its JoinGroup and the response; a JoinGroup that arrives after the bump waits for another round
+that follows at once (slow consumer 5-6); if an expired member's heartbeat arrives before any other
+member was told to rejoin, the rebalance is cancelled (slow consumer 3).
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+from model.assignors import ASSIGNORS
+from model.config import Config
+from model.network import link, pop_at_broker, to_consumer
+from model.state import (
+    CATCHUP,
+    GONE,
+    ILLEGAL_GENERATION,
+    ILLEGAL_PROTOCOL_STATE,
+    NONE,
+    NOT_COORDINATOR,
+    OK,
+    PREPARE,
+    REBALANCING,
+    REC_GROUP,
+    REC_MEMBERS,
+    REC_OFFSETS,
+    SERVING,
+    STARTUP_NOT_COMPLETE,
+    STEADY,
+    UNKNOWN_CONSUMER,
+    Broker,
+    Link,
+    Msg,
+    World,
+    tset,
+)
+
+
+def _active(w: World, b: int) -> Broker | None:
+    br = w.brokers[b]
+    return br if br.up and not br.paused else None
+
+
+def _set(w: World, b: int, br: Broker, **changes: object) -> World:
+    return replace(w, brokers=tset(w.brokers, b, br), **changes)
+
+
+def _member_ids(br: Broker) -> tuple[int, ...]:
+    return tuple(m for m, _ in br.members)
+
+
+def holds_request_of(br: Broker, c: int) -> bool:
+    """The broker holds a JoinGroup of consumer ``c`` it has not answered yet."""
+    return any(e[0] == c for e in br.late) or any(e[0] == c and c not in br.answered for e in br.joined)
+
+
+def _learn(br: Broker, trigger: str, expired: tuple[int, int] | None = None) -> Broker:
+    """Phase 1: the coordinator learns of a reason to rebalance."""
+    if br.role == STEADY and br.trigger is None:
+        return replace(br, trigger=trigger, phase=1, expired=expired)
+    # a second change: the slow-consumer cancel (which undoes exactly one expiry) no longer applies
+    br = replace(br, expired=None)
+    if br.role == REBALANCING:
+        return replace(br, again=True)
+    return br
+
+
+def handle(cfg: Config, w: World, b: int, c: int) -> World | None:
+    """Broker ``b`` takes the next request of consumer ``c``."""
+    br = _active(w, b)
+    if br is None or not link(cfg, w, c, b).to_broker or holds_request_of(br, c):
+        return None
+    msg, links = pop_at_broker(cfg, w.links, c, b)
+    kind = msg.kind
+    if br.role == NONE or br.role == CATCHUP:
+        if kind == "LeaveGroup":
+            return replace(w, links=links)
+        if br.role == NONE:
+            err = NOT_COORDINATOR
+        else:
+            err = ILLEGAL_PROTOCOL_STATE if kind == "JoinGroup" else STARTUP_NOT_COMPLETE
+        return replace(w, links=to_consumer(cfg, links, c, b, Msg(kind + "Response", error=err)))
+    if kind == "Heartbeat":
+        return _heartbeat(cfg, w, b, br, c, msg, links)
+    if kind == "OffsetCommit":
+        return _commit(cfg, w, b, br, c, msg, links)
+    if kind == "JoinGroup":
+        return _join(cfg, w, b, br, c, msg, links)
+    if kind == "LeaveGroup":
+        return _leave(w, b, br, c, msg, links)
+    raise AssertionError(f"unknown request {kind}")
+
+
+def _reply(cfg: Config, w: World, b: int, br: Broker, c: int, links: tuple[Link, ...], msg: Msg) -> World:
+    return replace(w, brokers=tset(w.brokers, b, br), links=to_consumer(cfg, links, c, b, msg))
+
+
+def _heartbeat(cfg: Config, w: World, b: int, br: Broker, c: int, msg: Msg, links: tuple[Link, ...]) -> World:
+    mid = msg.member_id
+    if mid not in _member_ids(br):
+        if br.role == PREPARE and br.expired == (mid, c) and not br.notified and not br.joined:
+            # slow consumer step 3: its heartbeat came before anyone was told to rejoin: cancel
+            members = tuple(sorted((*br.members, (mid, c))))
+            br = replace(br, members=members, role=STEADY, phase=0, trigger=None, expired=None)
+            return _reply(cfg, w, b, br, c, links, Msg("HeartbeatResponse"))
+        if cfg.switches.member_id_check:
+            return _reply(cfg, w, b, br, c, links, Msg("HeartbeatResponse", error=UNKNOWN_CONSUMER))
+    if br.role == REBALANCING and msg.generation == br.generation:
+        # phase 5: a member that already has its response heartbeats with the new generation
+        return _reply(cfg, w, b, br, c, links, Msg("HeartbeatResponse"))
+    if br.role in (PREPARE, REBALANCING):
+        br = replace(br, notified=True)
+        return _reply(cfg, w, b, br, c, links, Msg("HeartbeatResponse", error=ILLEGAL_GENERATION))
+    if msg.generation != br.generation:
+        return _reply(cfg, w, b, br, c, links, Msg("HeartbeatResponse", error=ILLEGAL_GENERATION))
+    return _reply(cfg, w, b, br, c, links, Msg("HeartbeatResponse"))
+
+
+def _commit(cfg: Config, w: World, b: int, br: Broker, c: int, msg: Msg, links: tuple[Link, ...]) -> World:
+    mid, gen = msg.member_id, msg.generation
+    if cfg.switches.member_id_check and mid not in _member_ids(br):
+        return _reply(cfg, w, b, br, c, links, Msg("OffsetCommitResponse", error=UNKNOWN_CONSUMER))
+    if cfg.switches.commit_generation_fencing and gen != br.generation:
+        return _reply(cfg, w, b, br, c, links, Msg("OffsetCommitResponse", error=ILLEGAL_GENERATION))
+    hist = w.hist
+    current = max(w.log.generation, hist.max_issued)
+    offsets, acked = br.offsets, hist.acked
+    for slot, off in msg.offsets:
+        stale = gen < current or (gen == br.generation and br.ownership[slot] != mid)
+        if stale and hist.stale_commit is None:
+            hist = replace(hist, stale_commit=(c, slot, gen, current))
+        offsets = tset(offsets, slot, off)
+        acked = tset(acked, slot, off)
+    hist = replace(hist, acked=acked)
+    br = replace(br, offsets=offsets)
+    log = w.log
+    if cfg.switches.persist_before_respond:
+        log = replace(log, offsets=offsets)
+    elif REC_OFFSETS not in br.unwritten:
+        br = replace(br, unwritten=(*br.unwritten, REC_OFFSETS))
+    w = replace(w, hist=hist, log=log)
+    return _reply(cfg, w, b, br, c, links, Msg("OffsetCommitResponse"))
+
+
+def _join(cfg: Config, w: World, b: int, br: Broker, c: int, msg: Msg, links: tuple[Link, ...]) -> World:
+    mid = msg.member_id
+    if mid is not None and mid not in _member_ids(br) and cfg.switches.member_id_check:
+        return _reply(cfg, w, b, br, c, links, Msg("JoinGroupResponse", error=UNKNOWN_CONSUMER))
+    entry = (c, mid)
+    joined = tuple(e for e in br.joined if e[0] != c)
+    late = tuple(e for e in br.late if e[0] != c)
+    if br.role == REBALANCING:
+        br = replace(br, late=tuple(sorted((*late, entry), key=_entry_key)))
+    else:
+        br = replace(br, joined=tuple(sorted((*joined, entry), key=_entry_key)), late=late)
+        if br.role == PREPARE:
+            br = replace(br, phase=3)
+        else:
+            br = _learn(br, "member-join" if mid is None else "member-rejoin")
+    return _set(w, b, br, links=links)  # held: answered in phase 5
+
+
+def _entry_key(e: tuple[int, int | None]) -> int:
+    return e[0]
+
+
+def _leave(w: World, b: int, br: Broker, c: int, msg: Msg, links: tuple[Link, ...]) -> World:
+    members = tuple(m for m in br.members if m[0] != msg.member_id)
+    if members != br.members:
+        br = _learn(replace(br, members=members), "member-left")
+    return _set(w, b, br, links=links)
+
+
+def begin_rebalance(cfg: Config, w: World, b: int) -> World | None:
+    """Phase 2: start answering heartbeats with IllegalGeneration."""
+    br = _active(w, b)
+    if br is None or br.role != STEADY or br.trigger is None:
+        return None
+    return _set(w, b, replace(br, role=PREPARE, phase=3 if br.joined else 2, notified=False))
+
+
+def complete_join(cfg: Config, w: World, b: int) -> World | None:
+    """Phase 4: every known member has rejoined: bump the generation, assign, write to the log."""
+    br = _active(w, b)
+    if br is None or br.role != PREPARE:
+        return None
+    joined_ids = {m for _, m in br.joined if m is not None}
+    if any(m not in joined_ids for m in _member_ids(br)):
+        return None
+    hist = w.hist
+    joined = []
+    for c, mid in br.joined:
+        if mid is None:
+            mid, hist = hist.next_member_id, replace(hist, next_member_id=hist.next_member_id + 1)
+        joined.append((c, mid))
+    members = tuple(sorted((m, c) for c, m in joined))
+    owned = ASSIGNORS[cfg.assignor]([m for m, _ in members], w.sizes, cfg.topic_offsets)
+    ownership: list[int | None] = [None] * cfg.slots
+    for m, slots in owned.items():
+        for s in slots:
+            ownership[s] = m
+    br = replace(
+        br,
+        role=REBALANCING,
+        phase=4,
+        generation=br.generation + 1,
+        members=members,
+        ownership=tuple(ownership),
+        sizes=w.sizes,
+        joined=tuple(joined),
+        answered=(),
+        expired=None,
+        trigger=None,
+    )
+    records = (REC_GROUP,) if cfg.switches.atomic_generation_write else (REC_MEMBERS, REC_GROUP)
+    w = replace(w, hist=hist)
+    if cfg.switches.persist_before_respond:
+        # the first record is written in this same step; a non-atomic write leaves the second for later
+        w = _write(w, br, records[0])
+        br = replace(br, unwritten=(*br.unwritten, *records[1:]))
+    else:
+        br = replace(br, unwritten=(*br.unwritten, *records))
+    return _finish_if_done(cfg, _set(w, b, br), b)
+
+
+def _write(w: World, br: Broker, record: str) -> World:
+    log = w.log
+    if record == REC_MEMBERS:
+        log = replace(log, members=br.members)
+    elif record == REC_GROUP:
+        log = replace(
+            log, generation=br.generation, members=br.members, ownership=br.ownership, sizes=br.sizes
+        )
+    else:
+        log = replace(log, offsets=br.offsets)
+    return replace(w, log=log)
+
+
+def write_log(cfg: Config, w: World, b: int) -> World | None:
+    """Write the coordinator's next pending log record."""
+    br = _active(w, b)
+    if br is None or not br.unwritten or br.role not in SERVING:
+        return None
+    w = _write(w, br, br.unwritten[0])
+    return _finish_if_done(cfg, _set(w, b, replace(br, unwritten=br.unwritten[1:])), b)
+
+
+def _group_unwritten(br: Broker) -> bool:
+    return REC_GROUP in br.unwritten or REC_MEMBERS in br.unwritten
+
+
+def respond_join_group(cfg: Config, w: World, b: int) -> World | None:
+    """Phase 5: send the next JoinGroup response (after the write unless persist_before_respond is off)."""
+    br = _active(w, b)
+    if br is None or br.role != REBALANCING:
+        return None
+    if cfg.switches.persist_before_respond and _group_unwritten(br):
+        return None
+    pending = [(c, m) for c, m in br.joined if c not in br.answered]
+    if not pending:
+        return None
+    c, mid = pending[0]
+    assert mid is not None
+    assignment = tuple((s, br.offsets[s]) for s, owner in enumerate(br.ownership) if owner == mid)
+    links = to_consumer(cfg, w.links, c, b, Msg("JoinGroupResponse", mid, br.generation, OK, assignment))
+    hist = replace(w.hist, max_issued=max(w.hist.max_issued, br.generation))
+    br = replace(br, answered=(*br.answered, c), phase=5)
+    return _finish_if_done(cfg, _set(w, b, br, links=links, hist=hist), b)
+
+
+def _finish_if_done(cfg: Config, w: World, b: int) -> World:
+    br = w.brokers[b]
+    if br.role != REBALANCING or len(br.answered) < len(br.joined):
+        return w
+    if cfg.switches.persist_before_respond and _group_unwritten(br):
+        return w
+    done = replace(br, role=STEADY, phase=0, joined=(), answered=(), notified=False)
+    if br.late or br.again:
+        # slow consumer step 6: another rebalance follows at once, with the JoinGroups held for it
+        done = replace(done, trigger="member-join" if br.late else "member-change", phase=1)
+        done = replace(done, joined=br.late, late=(), again=False)
+    return _set(w, b, done)
+
+
+def session_expired(cfg: Config, w: World, b: int, mid: int) -> World | None:
+    """No heartbeat from member ``mid`` within the session timeout: the coordinator declares it dead.
+
+    Enabled only when its cause holds — the member's consumer is down, paused, cut off from this broker,
+    talking to another coordinator, or has taken another identity — and never between its JoinGroup and
+    the response (failure detection is suspended then). Healthy members do not expire spuriously; a long
+    GC pause is how a scenario makes a live member miss its session.
+    """
+    br = _active(w, b)
+    if br is None or br.role not in SERVING:
+        return None
+    entry = next((e for e in br.members if e[0] == mid), None)
+    if entry is None:
+        return None
+    c = entry[1]
+    if holds_request_of(br, c) and any(e == (c, mid) for e in (*br.joined, *br.late)):
+        return None
+    cons = w.consumers[c]
+    cause = (
+        cons.status in GONE
+        or cons.paused
+        or link(cfg, w, c, b).cut
+        or cons.coordinator != b
+        or (cons.member_id != mid and not _response_in_flight(cfg, w, b, c, mid))
+    )
+    if not cause:
+        return None
+    members = tuple(m for m in br.members if m[0] != mid)
+    br = _learn(replace(br, members=members), "member-dead", expired=(mid, c))
+    return _set(w, b, br)
+
+
+def _response_in_flight(cfg: Config, w: World, b: int, c: int, mid: int) -> bool:
+    """The member's JoinGroup response is on its way: its consumer has not learned its id yet."""
+    return any(m.kind == "JoinGroupResponse" and m.member_id == mid for m in link(cfg, w, c, b).to_consumer)
+
+
+def load_group(cfg: Config, w: World, b: int) -> World | None:
+    """Catch up: read the group from the log, then serve (seed 000 "其他故障场景" 1)."""
+    br = _active(w, b)
+    if br is None or br.role != CATCHUP:
+        return None
+    log = w.log
+    br = replace(
+        br,
+        role=STEADY,
+        generation=log.generation,
+        members=log.members,
+        ownership=log.ownership,
+        offsets=log.offsets,
+        sizes=log.sizes,
+    )
+    if log.members and log.sizes != w.sizes:
+        br = _learn(br, "partitions-changed")  # failover in phase 1: re-detect the need from the log
+    return _set(w, b, br)
+
+
+def notice_partition_growth(cfg: Config, w: World, b: int) -> World | None:
+    br = _active(w, b)
+    if br is None or br.role != STEADY or br.trigger is not None or not br.members or br.sizes == w.sizes:
+        return None
+    return _set(w, b, _learn(br, "partitions-added"))
+
+
+def fresh_coordinator(cfg: Config, w: World) -> Broker:
+    """The state of a broker that has just become coordinator for the group."""
+    if cfg.switches.load_log_before_serving:
+        return Broker(role=CATCHUP, ownership=(None,) * cfg.slots, offsets=(0,) * cfg.slots)
+    # serves at once, knowing nothing of the group: as if it were new (generation 0, no members)
+    return Broker(role=STEADY, ownership=(None,) * cfg.slots, offsets=(0,) * cfg.slots, sizes=w.sizes)

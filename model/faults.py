@@ -1,0 +1,181 @@
+"""Faults the explorer interleaves, each drawn from a budget the scenario sets (PROTOCOL.md "Faults").
+
+* Coordinator failover (seed 000 "协调者故障", seed 003): the leader of the group's offsets partition
+  crashes (``CoordinatorCrash``); the controller elects another live broker (``ElectCoordinator``), which
+  must load the group from the log before it serves; a crashed broker can restart (``BrokerRestart``) and
+  take leadership back as the preferred replica (``Failback``, its own budget, seed 003).
+* Network partition: ``CutLink(c, b)`` loses what is in flight on that connection; ``HealLink`` restores it.
+* GC pause of a consumer or of a broker: it takes no step until ``GcResume``; everyone else goes on.
+* Consumer crash (loses its member id; may restart), graceful leave (LeaveGroup, never returns), a new
+  consumer joining, and a topic gaining a partition.
+
+``failover_phase = k`` pins coordinator crashes to the moment the coordinator has completed rebalance
+phase ``k`` (see :mod:`model.coordinator`).
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+from model.config import Config
+from model.coordinator import fresh_coordinator
+from model.network import clear_broker_links, clear_consumer_links, link_index, to_broker
+from model.state import (
+    ABSENT,
+    DOWN,
+    GONE,
+    LEFT,
+    MEMBER,
+    NONE,
+    STARTUP,
+    STOPPED,
+    Broker,
+    Consumer,
+    Link,
+    Msg,
+    World,
+    tset,
+)
+
+
+def _spend(w: World, name: str) -> World | None:
+    left = getattr(w.budget, name)
+    if left <= 0:
+        return None
+    return replace(w, budget=replace(w.budget, **{name: left - 1}))
+
+
+def coordinator_crash(cfg: Config, w: World, b: int) -> World | None:
+    br = w.brokers[b]
+    if w.leader != b or not br.up:
+        return None
+    if cfg.failover_phase is not None and br.phase != cfg.failover_phase:
+        return None
+    w2 = _spend(w, "failovers")
+    if w2 is None:
+        return None
+    links = clear_broker_links(cfg, w2.links, b)
+    return replace(w2, brokers=tset(w2.brokers, b, Broker(up=False)), leader=None, links=links)
+
+
+def elect_coordinator(cfg: Config, w: World, b: int) -> World | None:
+    br = w.brokers[b]
+    if w.leader is not None or not br.up or br.paused:
+        return None
+    return replace(w, brokers=tset(w.brokers, b, fresh_coordinator(cfg, w)), leader=b)
+
+
+def broker_restart(cfg: Config, w: World, b: int) -> World | None:
+    if w.brokers[b].up:
+        return None
+    links = clear_broker_links(cfg, w.links, b)
+    return replace(w, brokers=tset(w.brokers, b, Broker(up=True, role=NONE)), links=links)
+
+
+def failback(cfg: Config, w: World, b: int) -> World | None:
+    """The preferred replica (broker 0) takes leadership back; the old leader stops coordinating."""
+    br = w.brokers[b]
+    old = w.leader
+    if b != 0 or not br.up or br.paused or old is None or old == b:
+        return None
+    w2 = _spend(w, "failbacks")
+    if w2 is None:
+        return None
+    brokers = tset(w2.brokers, old, Broker(up=True, paused=w2.brokers[old].paused, role=NONE))
+    brokers = tset(brokers, b, fresh_coordinator(cfg, w2))
+    return replace(w2, brokers=brokers, leader=b)
+
+
+def broker_pause(cfg: Config, w: World, b: int) -> World | None:
+    br = w.brokers[b]
+    if not br.up or br.paused:
+        return None
+    w2 = _spend(w, "gc_pauses")
+    return None if w2 is None else replace(w2, brokers=tset(w2.brokers, b, replace(br, paused=True)))
+
+
+def broker_resume(cfg: Config, w: World, b: int) -> World | None:
+    br = w.brokers[b]
+    if not br.paused:
+        return None
+    return replace(w, brokers=tset(w.brokers, b, replace(br, paused=False)))
+
+
+def consumer_pause(cfg: Config, w: World, c: int) -> World | None:
+    cons = w.consumers[c]
+    if cons.status in GONE or cons.paused:
+        return None
+    w2 = _spend(w, "gc_pauses")
+    return None if w2 is None else replace(w2, consumers=tset(w2.consumers, c, replace(cons, paused=True)))
+
+
+def consumer_resume(cfg: Config, w: World, c: int) -> World | None:
+    cons = w.consumers[c]
+    if not cons.paused:
+        return None
+    return replace(w, consumers=tset(w.consumers, c, replace(cons, paused=False)))
+
+
+def cut_link(cfg: Config, w: World, c: int, b: int) -> World | None:
+    i = link_index(cfg, c, b)
+    if w.links[i].cut or w.consumers[c].status in GONE or not w.brokers[b].up:
+        return None
+    w2 = _spend(w, "network_partitions")
+    return None if w2 is None else replace(w2, links=tset(w2.links, i, Link(cut=True)))
+
+
+def heal_link(cfg: Config, w: World, c: int, b: int) -> World | None:
+    i = link_index(cfg, c, b)
+    if not w.links[i].cut:
+        return None
+    return replace(w, links=tset(w.links, i, Link(cut=False)))
+
+
+def consumer_crash(cfg: Config, w: World, c: int) -> World | None:
+    if w.consumers[c].status in GONE:
+        return None
+    w2 = _spend(w, "consumer_crashes")
+    if w2 is None:
+        return None
+    links = clear_consumer_links(cfg, w2.links, c)
+    return replace(w2, consumers=tset(w2.consumers, c, Consumer(DOWN)), links=links)
+
+
+def consumer_restart(cfg: Config, w: World, c: int) -> World | None:
+    if w.consumers[c].status != DOWN:
+        return None
+    return replace(w, consumers=tset(w.consumers, c, Consumer(STARTUP)))
+
+
+def consumer_join(cfg: Config, w: World, c: int) -> World | None:
+    if w.consumers[c].status != ABSENT:
+        return None
+    w2 = _spend(w, "consumer_joins")
+    return None if w2 is None else replace(w2, consumers=tset(w2.consumers, c, Consumer(STARTUP)))
+
+
+def consumer_leave(cfg: Config, w: World, c: int) -> World | None:
+    """The consumer closes: it sends LeaveGroup and stops (it does not wait for an answer)."""
+    cons = w.consumers[c]
+    if (
+        cons.status not in (MEMBER, STOPPED)
+        or cons.paused
+        or cons.awaiting is not None
+        or cons.member_id is None
+        or cons.coordinator is None
+    ):
+        return None
+    w2 = _spend(w, "consumer_leaves")
+    if w2 is None:
+        return None
+    links = to_broker(cfg, w2, c, cons.coordinator, Msg("LeaveGroup", cons.member_id, cons.generation))
+    return replace(w2, consumers=tset(w2.consumers, c, Consumer(LEFT)), links=links)
+
+
+def add_partition(cfg: Config, w: World, t: int) -> World | None:
+    if w.sizes[t] >= cfg.capacities[t]:
+        return None
+    w2 = _spend(w, "partition_growth")
+    if w2 is None:
+        return None
+    return replace(w2, sizes=tset(w2.sizes, t, w2.sizes[t] + 1))

@@ -1,0 +1,260 @@
+"""The consumer-group model: the seed-000 design, assembled for the generic engine.
+
+:class:`GroupModel` meets :mod:`checker.contract`: ``init_states``, ``actions``, ``next_state`` and
+``properties``. Actions are :class:`Act` values named after protocol events (``JoinGroup``,
+``HandleJoinGroup``, ``JoinGroupResponse``, ``CompleteJoin``, ``SessionExpired``, ``CoordinatorCrash``,
+``GcPause`` ...); ``next_state`` returns ``None`` for one that is not enabled, so each enabling rule is
+written once, in the handler that performs the step.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+
+from checker import Model, Property
+from model import consumer as cons_
+from model import coordinator as coord_
+from model import faults
+from model.assignors import ASSIGNORS
+from model.config import Config
+from model.network import link
+from model.properties import properties
+from model.state import (
+    ABSENT,
+    DOWN,
+    GONE,
+    MEMBER,
+    NONE,
+    STARTUP,
+    STEADY,
+    Broker,
+    Budget,
+    Consumer,
+    History,
+    Link,
+    Log,
+    World,
+)
+from model.symmetry import canonical_member_ids
+
+
+@dataclass(frozen=True, slots=True)
+class Act:
+    """An action: a protocol event, who takes it (``C1``, ``B2`` or ``env``) and its arguments."""
+
+    name: str
+    actor: str
+    args: tuple[int, ...] = ()
+
+    def __str__(self) -> str:
+        return f"{self.name}({', '.join([self.actor, *map(str, self.args)])})"
+
+
+def consumer_name(c: int) -> str:
+    return f"C{c + 1}"
+
+
+def broker_name(b: int) -> str:
+    return f"B{b + 1}"
+
+
+Handler = Callable[..., World | None]
+
+# action name -> (handler, how its args are read); consumer actions take (c,), broker actions (b,), ...
+_CONSUMER: dict[str, Handler] = {
+    "FindCoordinator": cons_.find_coordinator,
+    "JoinGroup": cons_.join_group,
+    "Heartbeat": cons_.heartbeat,
+    "OffsetCommit": cons_.offset_commit,
+    "Fetch": cons_.fetch,
+    "CoordinatorTimeout": cons_.coordinator_timeout,
+    "LeaveGroup": faults.consumer_leave,
+    "ConsumerCrash": faults.consumer_crash,
+    "ConsumerRestart": faults.consumer_restart,
+    "ConsumerJoin": faults.consumer_join,
+}
+_BROKER: dict[str, Handler] = {
+    "BeginRebalance": coord_.begin_rebalance,
+    "CompleteJoin": coord_.complete_join,
+    "WriteLog": coord_.write_log,
+    "RespondJoinGroup": coord_.respond_join_group,
+    "LoadGroup": coord_.load_group,
+    "NoticePartitionGrowth": coord_.notice_partition_growth,
+    "CoordinatorCrash": faults.coordinator_crash,
+    "ElectCoordinator": faults.elect_coordinator,
+    "BrokerRestart": faults.broker_restart,
+    "Failback": faults.failback,
+}
+REQUESTS = ("Heartbeat", "OffsetCommit", "JoinGroup", "LeaveGroup")
+RESPONSES = tuple(r + "Response" for r in REQUESTS)
+
+
+class GroupModel(Model[World, Act]):
+    def __init__(self, cfg: Config) -> None:
+        self.cfg = cfg
+        self._props = properties(cfg)
+
+    # -- the contract -------------------------------------------------------------------------------
+    def init_states(self) -> tuple[World, ...]:
+        return (initial_world(self.cfg),)
+
+    def properties(self) -> tuple[Property[World], ...]:
+        return self._props
+
+    def is_terminal(self, state: World) -> bool:
+        return all(c.status in GONE for c in state.consumers)
+
+    def actor(self, action: Act) -> str:
+        return action.actor
+
+    def actions(self, w: World) -> Iterator[Act]:
+        cfg = self.cfg
+        bud = w.budget
+        for c, cons in enumerate(w.consumers):
+            me = consumer_name(c)
+            if cons.status == DOWN:
+                yield Act("ConsumerRestart", me, (c,))
+                continue
+            if cons.status == ABSENT:
+                if bud.consumer_joins:
+                    yield Act("ConsumerJoin", me, (c,))
+                continue
+            if cons.status in GONE:
+                continue
+            if cons.paused:
+                yield Act("GcResume", me, (c,))
+            else:
+                for name in ("FindCoordinator", "JoinGroup", "Heartbeat", "OffsetCommit", "Fetch"):
+                    yield Act(name, me, (c,))
+                if cons.awaiting is not None:
+                    yield Act("CoordinatorTimeout", me, (c,))
+                for b in range(cfg.brokers):
+                    pending = link(cfg, w, c, b).to_consumer
+                    if pending:
+                        yield Act(pending[0].kind, me, (c, b))
+                if bud.consumer_leaves:
+                    yield Act("LeaveGroup", me, (c,))
+                if bud.gc_pauses:
+                    yield Act("GcPause", me, (c,))
+            if bud.consumer_crashes:
+                yield Act("ConsumerCrash", me, (c,))
+        for b, br in enumerate(w.brokers):
+            me = broker_name(b)
+            if br.up and not br.paused:
+                for c in range(len(w.consumers)):
+                    pending = link(cfg, w, c, b).to_broker
+                    if pending:
+                        yield Act("Handle" + pending[0].kind, me, (b, c))
+                if br.role != NONE:
+                    for name in ("BeginRebalance", "CompleteJoin", "WriteLog", "RespondJoinGroup"):
+                        yield Act(name, me, (b,))
+                    yield Act("LoadGroup", me, (b,))
+                    if br.role == STEADY:
+                        yield Act("NoticePartitionGrowth", me, (b,))
+                    for mid, _ in br.members:
+                        yield Act("SessionExpired", me, (b, mid))
+            if br.paused:
+                yield Act("GcResume", me, (b,))
+            elif br.up and bud.gc_pauses:
+                yield Act("GcPause", me, (b,))
+            if bud.failovers and w.leader == b:
+                yield Act("CoordinatorCrash", me, (b,))
+            if w.leader is None:
+                yield Act("ElectCoordinator", me, (b,))
+            if not br.up:
+                yield Act("BrokerRestart", me, (b,))
+            if bud.failbacks and b == 0:
+                yield Act("Failback", me, (b,))
+        for c in range(len(w.consumers)):
+            for b in range(cfg.brokers):
+                if link(cfg, w, c, b).cut:
+                    yield Act("HealLink", "env", (c, b))
+                elif bud.network_partitions:
+                    yield Act("CutLink", "env", (c, b))
+        if bud.partition_growth:
+            for t in range(len(w.sizes)):
+                yield Act("AddPartition", "env", (t,))
+
+    def next_state(self, w: World, a: Act) -> World | None:
+        nxt = self._step(w, a)
+        return None if nxt is None else canonical_member_ids(nxt)
+
+    def _step(self, w: World, a: Act) -> World | None:
+        cfg, name, args = self.cfg, a.name, a.args
+        if name in _CONSUMER:
+            return _CONSUMER[name](cfg, w, *args)
+        if name in _BROKER:
+            return _BROKER[name](cfg, w, *args)
+        if name.startswith("Handle") and name[6:] in REQUESTS:
+            b, c = args
+            pending = link(cfg, w, c, b).to_broker
+            if not pending or pending[0].kind != name[6:]:
+                return None
+            return coord_.handle(cfg, w, b, c)
+        if name in RESPONSES:
+            c, b = args
+            pending = link(cfg, w, c, b).to_consumer
+            if not pending or pending[0].kind != name:
+                return None
+            return cons_.receive(cfg, w, c, b)
+        if name == "SessionExpired":
+            return coord_.session_expired(cfg, w, *args)
+        if name in ("GcPause", "GcResume"):
+            (i,) = args
+            on_consumer = a.actor.startswith("C")
+            if name == "GcPause":
+                return (faults.consumer_pause if on_consumer else faults.broker_pause)(cfg, w, i)
+            return (faults.consumer_resume if on_consumer else faults.broker_resume)(cfg, w, i)
+        if name == "CutLink":
+            return faults.cut_link(cfg, w, *args)
+        if name == "HealLink":
+            return faults.heal_link(cfg, w, *args)
+        if name == "AddPartition":
+            return faults.add_partition(cfg, w, *args)
+        return None
+
+
+def initial_world(cfg: Config) -> World:
+    sizes = tuple(size for _, size in cfg.topics)
+    n_total = cfg.total_consumers
+    zeros = (0,) * cfg.slots
+    nobody: tuple[int | None, ...] = (None,) * cfg.slots
+    links = tuple(Link() for _ in range(n_total * cfg.brokers))
+    idle = [Broker(role=NONE) for _ in range(cfg.brokers)]
+    if cfg.start == "stable":
+        members = tuple((c + 1, c) for c in range(cfg.consumers))
+        owned = ASSIGNORS[cfg.assignor]([m for m, _ in members], sizes, cfg.topic_offsets)
+        ownership = list(nobody)
+        for m, slots in owned.items():
+            for s in slots:
+                ownership[s] = m
+        consumers = [
+            Consumer(
+                MEMBER,
+                coordinator=0,
+                member_id=c + 1,
+                generation=1,
+                assignment=owned[c + 1],
+                positions=(0,) * len(owned[c + 1]),
+                fetching=True,
+            )
+            for c in range(cfg.consumers)
+        ]
+        log = Log(1, members, tuple(ownership), zeros, sizes)
+        hist = History(max_issued=1, acked=zeros, next_member_id=cfg.consumers + 1)
+    else:
+        consumers = [Consumer(STARTUP) for _ in range(cfg.consumers)]
+        log = Log(0, (), nobody, zeros, sizes)
+        hist = History(max_issued=0, acked=zeros, next_member_id=1)
+    consumers += [Consumer(ABSENT) for _ in range(n_total - cfg.consumers)]
+    idle[0] = Broker(
+        role=STEADY,
+        generation=log.generation,
+        members=log.members,
+        ownership=log.ownership,
+        offsets=zeros,
+        sizes=sizes,
+    )
+    budget: Budget = cfg.budget
+    return World(tuple(consumers), tuple(idle), 0, log, links, sizes, budget, hist)

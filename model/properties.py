@@ -1,0 +1,96 @@
+"""Safety properties of a consumer group (PROTOCOL.md "Properties"), as predicates on a :class:`World`.
+
+The group's *current generation* is the newest one the group has reached: the larger of the log's
+generation and the highest generation ever sent to a consumer in a JoinGroup response.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+from checker import Property, always
+from model.config import Config
+from model.state import GONE, SERVING, STEADY, World
+
+
+def current_generation(w: World) -> int:
+    return max(w.log.generation, w.hist.max_issued)
+
+
+def _overlap(groups: Iterable[tuple[int, ...]]) -> bool:
+    seen: set[int] = set()
+    for slots in groups:
+        for s in slots:
+            if s in seen:
+                return True
+            seen.add(s)
+    return False
+
+
+def single_owner(w: World) -> bool:
+    """No partition is owned by two live consumers that both hold the group's current generation."""
+    gen = current_generation(w)
+    return not _overlap(
+        c.assignment for c in w.consumers if c.status not in GONE and c.generation == gen and c.member_id
+    )
+
+
+def exclusive_fetch(w: World) -> bool:
+    """No partition is being fetched by two live consumers at once (a paused fetcher still counts)."""
+    return not _overlap(c.assignment for c in w.consumers if c.status not in GONE and c.fetching)
+
+
+def no_stale_commit(w: World) -> bool:
+    """The coordinator never accepted a commit stamped with an older generation than the group's current
+    one, or from a member that does not own that partition in that generation."""
+    return w.hist.stale_commit is None
+
+
+def generation_monotonic(w: World) -> bool:
+    """A serving coordinator never has a generation older than one already handed to a consumer."""
+    return all(b.generation >= w.hist.max_issued for b in w.brokers if b.up and b.role in SERVING)
+
+
+def no_lost_commit(w: World) -> bool:
+    """Every serving coordinator's committed offsets equal the last ones acknowledged to a consumer."""
+    return all(b.offsets == w.hist.acked for b in w.brokers if b.up and b.role in SERVING)
+
+
+def complete_assignment(cfg: Config, w: World) -> bool:
+    """When the group is stable (its coordinator is steady, has members, no rebalance is pending and it
+    assigned for the topics' current sizes) every partition has one owner and that owner is a member."""
+    if w.leader is None:
+        return True
+    b = w.brokers[w.leader]
+    if not b.up or b.role != STEADY or b.trigger is not None or not b.members or b.sizes != w.sizes:
+        return True
+    members = {m for m, _ in b.members}
+    return all(b.ownership[s] in members for s in cfg.existing_slots(w.sizes))
+
+
+DESCRIPTIONS = {
+    "single-owner": single_owner.__doc__,
+    "exclusive-fetch": exclusive_fetch.__doc__,
+    "no-stale-commit": no_stale_commit.__doc__,
+    "generation-monotonic": generation_monotonic.__doc__,
+    "no-lost-commit": no_lost_commit.__doc__,
+    "complete-assignment": complete_assignment.__doc__,
+}
+PROPERTY_NAMES: tuple[str, ...] = tuple(DESCRIPTIONS)
+
+
+def _one_line(doc: str | None) -> str:
+    return " ".join((doc or "").split())
+
+
+def properties(cfg: Config) -> tuple[Property[World], ...]:
+    """The model's invariants, in the order they are checked."""
+    conditions = {
+        "single-owner": single_owner,
+        "exclusive-fetch": exclusive_fetch,
+        "no-stale-commit": no_stale_commit,
+        "generation-monotonic": generation_monotonic,
+        "no-lost-commit": no_lost_commit,
+        "complete-assignment": lambda w: complete_assignment(cfg, w),
+    }
+    return tuple(always(name, conditions[name], _one_line(DESCRIPTIONS[name])) for name in PROPERTY_NAMES)

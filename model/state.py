@@ -1,0 +1,157 @@
+"""The world of a consumer group as immutable values.
+
+Everything the explorer branches on lives in one :class:`World`: the consumers (seed 000 "消费者状态机"),
+the brokers with their group-coordinator state (seed 000 "协调者状态机"), the durable group log (ZooKeeper in
+seed 000/002, the ``__consumer_offsets`` partition in seed 003), the network links, the remaining fault
+budgets and a few history variables that exist only so that properties can be stated. All of them are
+frozen, slotted dataclasses of tuples and scalars, so a world has one canonical ``repr`` and fingerprint.
+
+Partitions are *slots*: topic ``t`` owns slots ``offset[t] .. offset[t] + capacity[t] - 1`` where the
+capacity is the topic's initial size plus the partition-growth budget; a slot exists while its index in
+the topic is below the topic's current size. Ownership, positions and offsets are indexed by slot.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+# consumer statuses (seed 000's consumer state machine, plus "absent"/"left" for the fault budget)
+ABSENT = "absent"  # not started yet: a consumer_joins budget can start it
+DOWN = "down"  # crashed (seed: Down); may restart with a new identity
+LEFT = "left"  # sent LeaveGroup and closed; never comes back
+STARTUP = "startup"  # "Start up & discover co-ordinator"
+MEMBER = "member"  # "Part of a group"
+STOPPED = "stopped"  # "Stopped consumption": stop fetching, commit, send JoinGroup
+REDISCOVER = "rediscover"  # "Re-discover co-ordinator": keeps consuming while it looks
+
+GONE = (ABSENT, DOWN, LEFT)
+
+# coordinator roles (seed 000's coordinator state machine; "Down" is Broker.up == False)
+NONE = "none"  # up, but not coordinator for the group (not the offsets-partition leader)
+CATCHUP = "catchup"  # "Catch up": elected, loading the group from the log
+STEADY = "steady"  # "Ready"/"Steady": serving (Stable, or Empty when it has no members)
+PREPARE = "prepare"  # "Prepare for rebalance": heartbeats answered IllegalGeneration, collecting joins
+REBALANCING = "rebalancing"  # "Rebalancing": generation bumped, writing and answering JoinGroup
+
+SERVING = (STEADY, PREPARE, REBALANCING)
+
+# error codes (seeds 000/002; today's names in brackets in the docs)
+OK = "none"
+ILLEGAL_GENERATION = "IllegalGeneration"
+UNKNOWN_CONSUMER = "UnknownConsumer"
+NOT_COORDINATOR = "NotCoordinatorForGroup"
+STARTUP_NOT_COMPLETE = "CoordinatorStartupNotComplete"
+ILLEGAL_PROTOCOL_STATE = "IllegalProtocolState"
+
+# log records still to be written by a coordinator
+REC_MEMBERS = "members"  # the membership half of a non-atomic generation write
+REC_GROUP = "group"  # generation + membership + ownership (one record when the write is atomic)
+REC_OFFSETS = "offsets"  # committed offsets (only deferred when persist_before_respond is off)
+
+
+@dataclass(frozen=True, slots=True)
+class Msg:
+    """A request or response on a link. ``offsets`` holds (slot, offset) pairs: the offsets of an
+    OffsetCommit, or the assignment (with committed offsets) of a JoinGroup response."""
+
+    kind: str
+    member_id: int | None = None
+    generation: int = 0
+    error: str = OK
+    offsets: tuple[tuple[int, int], ...] = ()
+
+
+@dataclass(frozen=True, slots=True)
+class Link:
+    """The connection between one consumer and one broker: FIFO each way. A cut drops what is in flight."""
+
+    cut: bool = False
+    to_broker: tuple[Msg, ...] = ()
+    to_consumer: tuple[Msg, ...] = ()
+
+
+@dataclass(frozen=True, slots=True)
+class Consumer:
+    status: str
+    coordinator: int | None = None  # the broker it believes is the coordinator
+    member_id: int | None = None
+    generation: int = 0
+    assignment: tuple[int, ...] = ()  # owned slots
+    positions: tuple[int, ...] = ()  # next record to process, aligned with ``assignment``
+    fetching: bool = False
+    dirty: bool = False  # processed records whose offsets it has not committed yet
+    awaiting: str | None = None  # the one outstanding request: "heartbeat", "commit" or "join"
+    awaiting_broker: int | None = None
+    rejoin: bool = False  # after rediscovering the coordinator, rejoin instead of heartbeating
+    paused: bool = False  # in a GC pause: takes no step
+
+
+@dataclass(frozen=True, slots=True)
+class Broker:
+    up: bool = True
+    paused: bool = False
+    role: str = NONE
+    phase: int = 0  # the last rebalance phase (1..5) this coordinator completed; 0 = none under way
+    trigger: str | None = None  # the cause it has learned of (phase 1)
+    generation: int = 0
+    members: tuple[tuple[int, int], ...] = ()  # (member id, consumer) sorted by member id
+    ownership: tuple[int | None, ...] = ()  # owner member id per slot
+    offsets: tuple[int, ...] = ()  # committed offset per slot
+    sizes: tuple[int, ...] = ()  # partition count per topic it has assigned for
+    joined: tuple[tuple[int, int | None], ...] = ()  # (consumer, member id) JoinGroups held this round
+    late: tuple[tuple[int, int | None], ...] = ()  # JoinGroups that arrived after the bump: next round
+    answered: tuple[int, ...] = ()  # consumers sent their JoinGroup response (phase 5)
+    again: bool = False  # a member left or died during phase 4/5: rebalance again after this one
+    expired: tuple[int, int] | None = None  # (member id, consumer) whose expiry started this rebalance
+    notified: bool = False  # an IllegalGeneration has been sent in this rebalance
+    unwritten: tuple[str, ...] = ()  # log records still to write, in order
+
+
+@dataclass(frozen=True, slots=True)
+class Log:
+    """The durable group log: survives coordinator crashes."""
+
+    generation: int
+    members: tuple[tuple[int, int], ...]
+    ownership: tuple[int | None, ...]
+    offsets: tuple[int, ...]
+    sizes: tuple[int, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class Budget:
+    failovers: int = 0
+    failbacks: int = 0
+    network_partitions: int = 0
+    gc_pauses: int = 0
+    consumer_crashes: int = 0
+    consumer_leaves: int = 0
+    consumer_joins: int = 0
+    partition_growth: int = 0
+
+
+@dataclass(frozen=True, slots=True)
+class History:
+    """Variables kept only to state properties; no actor reads them."""
+
+    max_issued: int = 0  # the highest generation ever sent in a JoinGroup response
+    acked: tuple[int, ...] = ()  # per slot, the offset of the last commit acknowledged to a consumer
+    stale_commit: tuple[int, int, int, int] | None = None  # (consumer, slot, generation, current)
+    next_member_id: int = 1  # member ids are unique values handed out by coordinators (UUIDs in Kafka)
+
+
+@dataclass(frozen=True, slots=True)
+class World:
+    consumers: tuple[Consumer, ...]
+    brokers: tuple[Broker, ...]
+    leader: int | None  # the broker leading the group's offsets partition (the controller's choice)
+    log: Log
+    links: tuple[Link, ...]  # index consumer * brokers + broker
+    sizes: tuple[int, ...]  # current partition count per topic (topic metadata)
+    budget: Budget
+    hist: History
+
+
+def tset(t: tuple, i: int, v: object) -> tuple:  # type: ignore[type-arg]
+    """``t`` with item ``i`` replaced by ``v``."""
+    return (*t[:i], v, *t[i + 1 :])

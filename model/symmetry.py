@@ -1,0 +1,82 @@
+"""Canonical member ids.
+
+Member ids are values handed out by coordinators (UUIDs in Kafka): the protocol only compares them for
+equality, and the Range assignor for order. Renaming every id in a world by an order-preserving map onto
+1..k therefore gives a world that behaves identically (a bisimulation), and doing so after every step
+keeps the explored state space finite although each new member gets an id never used before.
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+from model.state import Broker, Consumer, Link, Log, Msg, World
+
+
+def _ids(w: World) -> set[int]:
+    ids: set[int] = set()
+    for c in w.consumers:
+        if c.member_id is not None:
+            ids.add(c.member_id)
+    for br in (*w.brokers, w.log):
+        ids.update(m for m, _ in br.members)
+        ids.update(o for o in br.ownership if o is not None)
+    for br in w.brokers:
+        ids.update(m for _, m in (*br.joined, *br.late) if m is not None)
+        if br.expired is not None:
+            ids.add(br.expired[0])
+    for ln in w.links:
+        for msg in (*ln.to_broker, *ln.to_consumer):
+            if msg.member_id is not None:
+                ids.add(msg.member_id)
+    return ids
+
+
+def canonical_member_ids(w: World) -> World:
+    ids = _ids(w)
+    k = len(ids)
+    if w.hist.next_member_id == k + 1 and (not ids or max(ids) == k):
+        return w  # already canonical: ids are exactly 1..k
+    ren = {old: new for new, old in enumerate(sorted(ids), start=1)}
+
+    def r(m: int | None) -> int | None:
+        return None if m is None else ren[m]
+
+    def members(ms: tuple[tuple[int, int], ...]) -> tuple[tuple[int, int], ...]:
+        return tuple((ren[m], c) for m, c in ms)
+
+    def owners(os: tuple[int | None, ...]) -> tuple[int | None, ...]:
+        return tuple(r(o) for o in os)
+
+    def entries(es: tuple[tuple[int, int | None], ...]) -> tuple[tuple[int, int | None], ...]:
+        return tuple((c, r(m)) for c, m in es)
+
+    def msgs(ms: tuple[Msg, ...]) -> tuple[Msg, ...]:
+        return tuple(m if m.member_id is None else replace(m, member_id=ren[m.member_id]) for m in ms)
+
+    def consumer(c: Consumer) -> Consumer:
+        return c if c.member_id is None else replace(c, member_id=ren[c.member_id])
+
+    def broker(b: Broker) -> Broker:
+        return replace(
+            b,
+            members=members(b.members),
+            ownership=owners(b.ownership),
+            joined=entries(b.joined),
+            late=entries(b.late),
+            expired=None if b.expired is None else (ren[b.expired[0]], b.expired[1]),
+        )
+
+    log: Log = replace(w.log, members=members(w.log.members), ownership=owners(w.log.ownership))
+    links = tuple(
+        ln if not (ln.to_broker or ln.to_consumer) else Link(ln.cut, msgs(ln.to_broker), msgs(ln.to_consumer))
+        for ln in w.links
+    )
+    return replace(
+        w,
+        consumers=tuple(consumer(c) for c in w.consumers),
+        brokers=tuple(broker(b) for b in w.brokers),
+        log=log,
+        links=links,
+        hist=replace(w.hist, next_member_id=k + 1),
+    )
