@@ -51,7 +51,7 @@ def coordinator_crash(cfg: Config, w: World, b: int) -> World | None:
         return None
     if cfg.failover_phase is not None and br.phase != cfg.failover_phase:
         return None
-    w2 = _spend(w, "failovers")
+    w2 = _spend(w, "coordinator_failovers")
     if w2 is None:
         return None
     links = clear_broker_links(cfg, w2.links, b)

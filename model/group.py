@@ -158,7 +158,7 @@ class GroupModel(Model[World, Act]):
                 yield Act("GcResume", me, (b,))
             elif br.up and bud.gc_pauses:
                 yield Act("GcPause", me, (b,))
-            if bud.failovers and w.leader == b:
+            if bud.coordinator_failovers and w.leader == b:
                 yield Act("CoordinatorCrash", me, (b,))
             if w.leader is None:
                 yield Act("ElectCoordinator", me, (b,))

@@ -120,7 +120,7 @@ class Log:
 
 @dataclass(frozen=True, slots=True)
 class Budget:
-    failovers: int = 0
+    coordinator_failovers: int = 0
     failbacks: int = 0
     network_partitions: int = 0
     gc_pauses: int = 0

@@ -1,0 +1,339 @@
+"""Turn worlds and counterexamples into the plain trace document (docs/TRACE_FORMAT.md).
+
+This is where the model says, in a person's words, what each step did: who sent what to whom with which
+member id, generation and error code, which phase the coordinator was in, which fault struck.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from checker import Counterexample, Result
+from model.config import FAULT_NAMES, Config
+from model.group import Act, broker_name, consumer_name
+from model.network import link
+from model.properties import DESCRIPTIONS, current_generation
+from model.scenario import DEADLOCK, Scenario
+from model.state import OK, Msg, World
+
+SCHEMA = "groupcheck-trace/1"
+SENDS = ("JoinGroup", "Heartbeat", "OffsetCommit", "LeaveGroup")
+FAULTS = (
+    "CoordinatorCrash",
+    "ElectCoordinator",
+    "BrokerRestart",
+    "Failback",
+    "GcPause",
+    "GcResume",
+    "CutLink",
+    "HealLink",
+    "ConsumerCrash",
+    "ConsumerRestart",
+    "ConsumerJoin",
+    "LeaveGroup",
+    "AddPartition",
+)
+TIMEOUTS = ("CoordinatorTimeout", "SessionExpired")
+WRITES = ("CompleteJoin", "WriteLog")
+
+
+def _m(mid: int | None) -> str:
+    return "-" if mid is None else f"m{mid}"
+
+
+def msg_text(cfg: Config, msg: Msg) -> str:
+    fields = []
+    if msg.kind.endswith("Response"):
+        if msg.error != OK:
+            return f"{msg.kind}({msg.error})"
+        if msg.kind == "JoinGroupResponse":
+            owned = ",".join(f"{cfg.slot_name(s)}@{o}" for s, o in msg.offsets) or "nothing"
+            return f"JoinGroupResponse(member={_m(msg.member_id)}, gen={msg.generation}, owns {owned})"
+        return f"{msg.kind}(ok)"
+    fields = [f"member={_m(msg.member_id)}", f"gen={msg.generation}"]
+    if msg.offsets:
+        fields.append("offsets " + ",".join(f"{cfg.slot_name(s)}={o}" for s, o in msg.offsets))
+    return f"{msg.kind}({', '.join(fields)})"
+
+
+def state_dict(cfg: Config, w: World) -> dict[str, dict[str, Any]]:
+    """Every actor's fields as JSON data, keyed by lifeline."""
+    out: dict[str, dict[str, Any]] = {}
+    existing = cfg.existing_slots(w.sizes)
+    for c, cons in enumerate(w.consumers):
+        out[consumer_name(c)] = {
+            "status": cons.status,
+            "paused": cons.paused,
+            "coordinator": None if cons.coordinator is None else broker_name(cons.coordinator),
+            "member_id": _m(cons.member_id),
+            "generation": cons.generation,
+            "assignment": [cfg.slot_name(s) for s in cons.assignment],
+            "positions": {cfg.slot_name(s): p for s, p in zip(cons.assignment, cons.positions, strict=True)},
+            "fetching": cons.fetching,
+            "uncommitted": cons.dirty,
+            "awaiting": None
+            if cons.awaiting is None
+            else f"{cons.awaiting}@{broker_name(cons.awaiting_broker or 0)}",
+            "rejoin": cons.rejoin,
+        }
+    for b, br in enumerate(w.brokers):
+        out[broker_name(b)] = {
+            "up": br.up,
+            "paused": br.paused,
+            "leader": w.leader == b,
+            "role": br.role,
+            "phase": br.phase,
+            "trigger": br.trigger,
+            "generation": br.generation,
+            "members": [f"{_m(m)}@{consumer_name(c)}" for m, c in br.members],
+            "ownership": {cfg.slot_name(s): _m(br.ownership[s]) for s in existing if s < len(br.ownership)},
+            "offsets": {cfg.slot_name(s): br.offsets[s] for s in existing if s < len(br.offsets)},
+            "holding_joins": [consumer_name(c) for c, _ in br.joined if c not in br.answered],
+            "next_round_joins": [consumer_name(c) for c, _ in br.late],
+            "unwritten": list(br.unwritten),
+        }
+    log = w.log
+    out["log"] = {
+        "generation": log.generation,
+        "members": [f"{_m(m)}@{consumer_name(c)}" for m, c in log.members],
+        "ownership": {cfg.slot_name(s): _m(log.ownership[s]) for s in existing},
+        "offsets": {cfg.slot_name(s): log.offsets[s] for s in existing},
+    }
+    in_flight: dict[str, list[str]] = {}
+    cut = []
+    for c in range(len(w.consumers)):
+        for b in range(cfg.brokers):
+            ln = link(cfg, w, c, b)
+            if ln.cut:
+                cut.append(f"{consumer_name(c)}-{broker_name(b)}")
+            if ln.to_broker:
+                in_flight[f"{consumer_name(c)}->{broker_name(b)}"] = [msg_text(cfg, m) for m in ln.to_broker]
+            if ln.to_consumer:
+                in_flight[f"{broker_name(b)}->{consumer_name(c)}"] = [
+                    msg_text(cfg, m) for m in ln.to_consumer
+                ]
+    out["world"] = {
+        "partitions": {t: n for (t, _), n in zip(cfg.topics, w.sizes, strict=True)},
+        "cut_links": cut,
+        "in_flight": in_flight,
+        "faults_left": {k: getattr(w.budget, k) for k in FAULT_NAMES},
+        "current_generation": current_generation(w),
+        "max_generation_issued": w.hist.max_issued,
+        "acked_offsets": {cfg.slot_name(s): w.hist.acked[s] for s in existing},
+        "stale_commit_accepted": _stale_text(cfg, w),
+    }
+    return out
+
+
+def _stale_text(cfg: Config, w: World) -> str | None:
+    if w.hist.stale_commit is None:
+        return None
+    c, s, g, cur = w.hist.stale_commit
+    return f"{consumer_name(c)} committed {cfg.slot_name(s)} with gen {g} while the group was at gen {cur}"
+
+
+def _flat(d: dict[str, dict[str, Any]]) -> dict[str, Any]:
+    return {f"{a}.{k}": v for a, fields in d.items() for k, v in fields.items()}
+
+
+def changed(before: dict[str, dict[str, Any]], after: dict[str, dict[str, Any]]) -> list[str]:
+    fb, fa = _flat(before), _flat(after)
+    return sorted(k for k in fa if fb.get(k) != fa[k])
+
+
+def describe(cfg: Config, before: World, act: Act, after: World) -> dict[str, Any]:
+    """kind, src, dst and label of one step."""
+    name, args = act.name, act.args
+    kind, src, dst = "internal", None, None
+    label = str(act)
+    if name in SENDS:
+        c = args[0]
+        b = before.consumers[c].coordinator
+        if b is not None:
+            src, dst = consumer_name(c), broker_name(b)
+            sent = link(cfg, after, c, b).to_broker
+            before_q = link(cfg, before, c, b).to_broker
+            label = msg_text(cfg, sent[-1]) if len(sent) > len(before_q) else f"{name} (lost: no connection)"
+        kind = "fault" if name == "LeaveGroup" else "send"
+    elif name.startswith("Handle"):
+        b, c = args
+        req = link(cfg, before, c, b).to_broker[0]
+        resp_before = link(cfg, before, c, b).to_consumer
+        resp_after = link(cfg, after, c, b).to_consumer
+        if len(resp_after) > len(resp_before):
+            kind, src, dst = "send", broker_name(b), consumer_name(c)
+            label = f"{msg_text(cfg, req)} → {msg_text(cfg, resp_after[-1])}"
+        else:
+            label = f"takes {msg_text(cfg, req)} from {consumer_name(c)} (held, or no answer)"
+    elif name.endswith("Response"):
+        c, b = args
+        label = f"receives {msg_text(cfg, link(cfg, before, c, b).to_consumer[0])}"
+    elif name == "RespondJoinGroup":
+        (b,) = args
+        for c in range(len(after.consumers)):
+            r0, r1 = link(cfg, before, c, b).to_consumer, link(cfg, after, c, b).to_consumer
+            if len(r1) > len(r0):
+                kind, src, dst = "send", broker_name(b), consumer_name(c)
+                label = msg_text(cfg, r1[-1])
+                break
+        else:
+            bb = before.brokers[b]
+            target = next(c for c, _ in bb.joined if c not in bb.answered)
+            kind, src, dst = "send", broker_name(b), consumer_name(target)
+            label = "JoinGroupResponse (lost: link cut)"
+    elif name in WRITES:
+        (b,) = args
+        kind, src, dst = "write", broker_name(b), "log"
+        br = after.brokers[b]
+        if name == "CompleteJoin":
+            label = f"CompleteJoin: generation {br.generation}, members {[_m(m) for m, _ in br.members]}"
+            if after.log != before.log:
+                label += " (written to the log)"
+        else:
+            label = f"WriteLog({before.brokers[b].unwritten[0]})"
+    elif name in TIMEOUTS:
+        kind = "timeout"
+        label = (
+            f"SessionExpired(member {_m(args[1])})"
+            if name == "SessionExpired"
+            else "CoordinatorTimeout: no answer"
+        )
+    elif name in FAULTS:
+        kind = "fault"
+        if name in ("CutLink", "HealLink"):
+            c, b = args
+            src, dst = consumer_name(c), broker_name(b)
+            label = f"{name}({src}, {dst})"
+            src = dst = None
+        elif name == "AddPartition":
+            label = f"AddPartition({cfg.topics[args[0]][0]})"
+        else:
+            label = f"{name}({act.actor})"
+    return {"kind": kind, "src": src, "dst": dst, "label": label}
+
+
+def _phase(w: World) -> int | None:
+    return None if w.leader is None else w.brokers[w.leader].phase
+
+
+def lifelines(cfg: Config, w: World) -> list[str]:
+    return (
+        [consumer_name(c) for c in range(len(w.consumers))]
+        + [broker_name(b) for b in range(cfg.brokers)]
+        + ["log"]
+    )
+
+
+def violation_message(cfg: Config, prop: str, w: World) -> str:
+    """One sentence saying what is wrong in the violating state."""
+    names = {i: consumer_name(i) for i in range(len(w.consumers))}
+    if prop == DEADLOCK:
+        return "no action is enabled but the group has live consumers: the protocol is stuck"
+    if prop in ("single-owner", "exclusive-fetch"):
+        gen = current_generation(w)
+        for s in cfg.existing_slots(w.sizes):
+            holders = [
+                names[i]
+                for i, c in enumerate(w.consumers)
+                if s in c.assignment
+                and c.status not in ("absent", "down", "left")
+                and (
+                    c.fetching
+                    if prop == "exclusive-fetch"
+                    else c.generation == gen and c.member_id is not None
+                )
+            ]
+            if len(holders) > 1:
+                what = (
+                    "are both fetching" if prop == "exclusive-fetch" else f"both own it in generation {gen}"
+                )
+                return f"partition {cfg.slot_name(s)}: {' and '.join(holders)} {what}"
+    if prop == "no-stale-commit" and w.hist.stale_commit is not None:
+        c, s, g, cur = w.hist.stale_commit
+        return (
+            f"the coordinator accepted {names[c]}'s commit of {cfg.slot_name(s)} stamped generation {g} "
+            f"while the group was at generation {cur} (or from a non-owner)"
+        )
+    if prop == "generation-monotonic":
+        for b, br in enumerate(w.brokers):
+            if (
+                br.up
+                and br.generation < w.hist.max_issued
+                and br.role in ("steady", "prepare", "rebalancing")
+            ):
+                return (
+                    f"{broker_name(b)} serves the group at generation {br.generation} although generation "
+                    f"{w.hist.max_issued} was already handed to a consumer"
+                )
+    if prop == "no-lost-commit":
+        for b, br in enumerate(w.brokers):
+            if br.up and br.role in ("steady", "prepare", "rebalancing") and br.offsets != w.hist.acked:
+                lost = [
+                    f"{cfg.slot_name(s)}: has {br.offsets[s]}, acked {w.hist.acked[s]}"
+                    for s in cfg.existing_slots(w.sizes)
+                    if br.offsets[s] != w.hist.acked[s]
+                ]
+                return f"{broker_name(b)} lost acknowledged commits ({'; '.join(lost)})"
+    if prop == "complete-assignment" and w.leader is not None:
+        br = w.brokers[w.leader]
+        members = {m for m, _ in br.members}
+        bad = [cfg.slot_name(s) for s in cfg.existing_slots(w.sizes) if br.ownership[s] not in members]
+        return f"the group is stable but {', '.join(bad)} has no owner among its members"
+    return DESCRIPTIONS.get(prop) or prop
+
+
+def _prop_description(prop: str) -> str:
+    if prop == DEADLOCK:
+        return "a state with no enabled action while consumers are live"
+    return " ".join((DESCRIPTIONS.get(prop) or prop).split())
+
+
+def trace_document(scenario: Scenario, result: Result) -> dict[str, Any]:
+    """The ``groupcheck-trace/1`` document of a violated result."""
+    cex: Counterexample | None = result.counterexample
+    assert cex is not None, "only a violated result has a trace"
+    cfg = scenario.config
+    before_w: World = cex.init_state
+    before = state_dict(cfg, before_w)
+    steps = []
+    for i, step in enumerate(cex.steps, start=1):
+        after = state_dict(cfg, step.state)
+        act: Act = step.action
+        steps.append(
+            {
+                "index": i,
+                "action": act.name,
+                "args": list(act.args),
+                "actor": act.actor,
+                **describe(cfg, before_w, act, step.state),
+                "phase": _phase(step.state),
+                "state": after,
+                "changed": changed(before, after),
+            }
+        )
+        before, before_w = after, step.state
+    prop = cex.property
+    return {
+        "schema": SCHEMA,
+        "scenario": scenario.data,
+        "scenario_path": scenario.source,
+        "property": {
+            "name": prop,
+            "description": _prop_description(prop),
+        },
+        "bounds": scenario.bounds(),
+        "stats": {
+            "distinct_states": result.stats.distinct_states,
+            "states_generated": result.stats.states_generated,
+            "depth": result.stats.max_depth,
+            "seconds": round(result.stats.seconds, 3),
+        },
+        "lifelines": lifelines(cfg, cex.init_state),
+        "initial_state": state_dict(cfg, cex.init_state),
+        "steps": steps,
+        "violation": {
+            "property": prop,
+            "step": len(steps),
+            "message": violation_message(cfg, prop, cex.final_state),
+        },
+    }
