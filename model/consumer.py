@@ -21,6 +21,7 @@ from __future__ import annotations
 from dataclasses import replace
 
 from model.config import Config
+from model.coordinator import drop_connection
 from model.network import link, link_index, pop_at_consumer, to_broker
 from model.state import (
     GONE,
@@ -196,11 +197,7 @@ def coordinator_timeout(cfg: Config, w: World, c: int) -> World | None:
     # broker still holds for it (the response would have nowhere to go)
     i = link_index(cfg, c, b)
     links = tset(w.links, i, Link(cut=ln.cut))
-    br = replace(
-        br,
-        joined=tuple(e for e in br.joined if e[0] != c or c in br.answered),
-        late=tuple(e for e in br.late if e[0] != c),
-    )
+    br = drop_connection(br, c)
     return replace(
         w,
         consumers=tset(w.consumers, c, _rediscover(cons)),

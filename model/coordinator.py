@@ -70,6 +70,17 @@ def holds_request_of(br: Broker, c: int) -> bool:
     return any(e[0] == c for e in br.late) or any(e[0] == c and c not in br.answered for e in br.joined)
 
 
+def drop_connection(br: Broker, c: int) -> Broker:
+    """Consumer ``c``'s connection closed: a JoinGroup held for it has nowhere to be answered."""
+    if not br.late and not br.joined:
+        return br
+    return replace(
+        br,
+        joined=tuple(e for e in br.joined if e[0] != c or c in br.answered),
+        late=tuple(e for e in br.late if e[0] != c),
+    )
+
+
 def _learn(br: Broker, trigger: str, expired: tuple[int, int] | None = None) -> Broker:
     """Phase 1: the coordinator learns of a reason to rebalance."""
     if br.role == STEADY and br.trigger is None:

@@ -1,0 +1,173 @@
+"""``groupcheck`` — check scenario catalogues, replay and narrate counterexample traces.
+
+Exit codes: 0 every verdict as expected (``replay``: the property is violated again), 1 an unexpected
+verdict (``replay``: it is not), 2 bad input (a malformed scenario or trace file, a bad argument).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from collections.abc import Callable, Sequence
+from pathlib import Path
+
+from checker import CheckerError, Stats
+from groupcheck.runner import CheckOutcome, check_scenario, replay_trace
+from model.scenario import Scenario, ScenarioError, load_scenario
+from traces import TraceFormatError, load, narrate
+
+EXIT_OK, EXIT_UNEXPECTED, EXIT_BAD_INPUT = 0, 1, 2
+
+
+class UsageError(Exception):
+    pass
+
+
+def _scenario_files(paths: Sequence[str]) -> list[Path]:
+    files: list[Path] = []
+    for raw in paths:
+        p = Path(raw)
+        if p.is_dir():
+            found = sorted(p.rglob("*.toml"))
+            if not found:
+                raise UsageError(f"{p}: no scenario files (*.toml) in this folder")
+            files.extend(found)
+        elif p.is_file():
+            files.append(p)
+        else:
+            raise UsageError(f"{p}: no such file or folder")
+    return files
+
+
+def _load_all(paths: Sequence[str]) -> list[Scenario]:
+    scenarios = [load_scenario(f) for f in _scenario_files(paths)]
+    seen: dict[str, str] = {}
+    for s in scenarios:
+        if s.name in seen:
+            raise UsageError(f"{s.source}: name: {s.name!r} is also the name of {seen[s.name]}")
+        seen[s.name] = s.source
+    return scenarios
+
+
+def _progress_hook(name: str) -> tuple[Callable[[Stats], None] | None, Callable[[], None]]:
+    if not sys.stdout.isatty():
+        return None, lambda: None
+    from rich.console import Console
+
+    console = Console()
+    status = console.status(f"{name}: starting")
+    status.start()
+
+    def hook(st: Stats) -> None:
+        status.update(
+            f"{name}: {st.distinct_states:,} states, depth {st.max_depth}, "
+            f"{st.states_per_second:,.0f} states/s"
+        )
+
+    return hook, status.stop
+
+
+def _row(o: CheckOutcome) -> str:
+    r = o.result
+    verdict = str(r.verdict) + (f" {r.property}" if r.property else "")
+    mark = "ok" if o.as_expected else "UNEXPECTED"
+    return (
+        f"{o.scenario.name:<40} {verdict:<32} {o.expected:<32} {r.stats.distinct_states:>9} "
+        f"{r.stats.max_depth:>5} {r.stats.seconds:>8.2f}  {mark}"
+    )
+
+
+def cmd_check(args: argparse.Namespace) -> int:
+    scenarios = _load_all(args.paths)
+    out_dir = Path(args.out) if args.out else None
+    print(f"{'scenario':<40} {'verdict':<32} {'expected':<32} {'states':>9} {'depth':>5} {'seconds':>8}")
+    outcomes = []
+    for sc in scenarios:
+        hook, stop = _progress_hook(sc.name)
+        try:
+            o = check_scenario(
+                sc, out_dir, max_states=args.max_states, max_depth=args.max_depth, progress=hook
+            )
+        finally:
+            stop()
+        outcomes.append(o)
+        print(_row(o))
+        print(f"{'':<4}within: {sc.bounds()}")
+        if o.trace_dir is not None:
+            print(f"{'':<4}trace: {o.trace_dir}/trace.json (.dot .graphml .mmd .txt)")
+        sys.stdout.flush()
+    bad = [o for o in outcomes if not o.as_expected]
+    print(f"{len(outcomes) - len(bad)} of {len(outcomes)} scenarios as expected")
+    if args.json:
+        Path(args.json).write_text(
+            json.dumps([o.summary() for o in outcomes], indent=2) + "\n", encoding="utf-8"
+        )
+    return EXIT_UNEXPECTED if bad else EXIT_OK
+
+
+def cmd_replay(args: argparse.Namespace) -> int:
+    r = replay_trace(args.trace)
+    verdict = "violated again" if r.reproduced else "NOT violated"
+    print(f"{args.trace}: {r.property} {verdict} after {r.steps} steps ({r.message})")
+    return EXIT_OK if r.reproduced else EXIT_UNEXPECTED
+
+
+def cmd_show(args: argparse.Namespace) -> int:
+    print(narrate(load(args.trace)), end="")
+    return EXIT_OK
+
+
+def _positive(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"must be a whole number, got {text!r}") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"must be at least 1, got {value}")
+    return value
+
+
+class _Parser(argparse.ArgumentParser):
+    def error(self, message: str) -> None:  # one line and exit 2, like every other bad input
+        raise UsageError(message)
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = _Parser(prog="groupcheck", description=__doc__.splitlines()[0] if __doc__ else None)
+    sub = parser.add_subparsers(dest="command", required=True, parser_class=_Parser)
+    p = sub.add_parser("check", help="check scenario files or folders of them")
+    p.add_argument("paths", nargs="+", metavar="PATH")
+    p.add_argument(
+        "--out", metavar="DIR", help="write a counterexample bundle per violation under DIR/<name>/"
+    )
+    p.add_argument("--json", metavar="FILE", help="write a JSON summary, one object per scenario")
+    p.add_argument("--max-states", type=_positive, metavar="N", help="override the scenarios' state limit")
+    p.add_argument("--max-depth", type=_positive, metavar="N", help="override the scenarios' depth bound")
+    p.set_defaults(func=cmd_check)
+    p = sub.add_parser("replay", help="re-run a trace.json through the model")
+    p.add_argument("trace", metavar="TRACE.json")
+    p.set_defaults(func=cmd_replay)
+    p = sub.add_parser("show", help="narrate a trace.json in plain text")
+    p.add_argument("trace", metavar="TRACE.json")
+    p.set_defaults(func=cmd_show)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    try:
+        args = build_parser().parse_args(argv)
+        return int(args.func(args))
+    except (UsageError, ScenarioError, TraceFormatError, CheckerError) as exc:
+        print(f"groupcheck: {exc}", file=sys.stderr)
+        return EXIT_BAD_INPUT
+    except OSError as exc:
+        print(f"groupcheck: {exc.filename or ''}: {exc.strerror or exc}", file=sys.stderr)
+        return EXIT_BAD_INPUT
+    except KeyboardInterrupt:
+        print("groupcheck: interrupted", file=sys.stderr)
+        return 130
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,131 @@
+"""Check one scenario, write its counterexample bundle, replay a trace file."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from checker import DEADLOCK, Result, Stats, Verdict, bfs, is_deadlock, violated_property
+from model import GroupModel
+from model.explain import trace_document
+from model.group import Act
+from model.scenario import Scenario, ScenarioError, load_scenario, scenario_from_data
+from traces import TraceFormatError, load, write_bundle
+
+
+@dataclass(frozen=True, slots=True)
+class CheckOutcome:
+    scenario: Scenario
+    result: Result
+    trace_dir: Path | None
+
+    @property
+    def verdict(self) -> str:
+        return str(self.result.verdict)
+
+    @property
+    def expected(self) -> str:
+        s = self.scenario
+        return s.expect_verdict if s.expect_property is None else f"{s.expect_verdict} {s.expect_property}"
+
+    @property
+    def as_expected(self) -> bool:
+        s, r = self.scenario, self.result
+        if r.verdict == Verdict.INCOMPLETE:
+            return False
+        if s.expect_verdict == "holds":
+            return r.verdict == Verdict.HOLDS
+        return r.verdict == Verdict.VIOLATED and r.property == s.expect_property
+
+    def summary(self) -> dict[str, Any]:
+        st = self.result.stats
+        return {
+            "name": self.scenario.name,
+            "source": self.scenario.source,
+            "verdict": self.verdict,
+            "property": self.result.property,
+            "expected": self.expected,
+            "as_expected": self.as_expected,
+            "distinct_states": st.distinct_states,
+            "states_generated": st.states_generated,
+            "depth": st.max_depth,
+            "trace_length": len(self.result.counterexample) if self.result.counterexample else None,
+            "seconds": round(st.seconds, 3),
+            "bounds": self.scenario.bounds(),
+            "trace": None if self.trace_dir is None else str(self.trace_dir / "trace.json"),
+        }
+
+
+def check_scenario(
+    scenario: Scenario | str | Path,
+    out_dir: Path | None = None,
+    *,
+    max_states: int | None = None,
+    max_depth: int | None = None,
+    progress: Callable[[Stats], None] | None = None,
+) -> CheckOutcome:
+    """Explore a scenario exhaustively (within its bounds) and, on a violation, write the trace bundle
+    under ``out_dir/<name>/``. Command-line bounds override the scenario's."""
+    sc = scenario if isinstance(scenario, Scenario) else load_scenario(scenario)
+    model = GroupModel(sc.config)
+    result = bfs(
+        model,
+        properties=sc.properties,
+        max_depth=max_depth if max_depth is not None else sc.max_depth,
+        max_states=max_states if max_states is not None else sc.max_states,
+        check_deadlock=sc.check_deadlock,
+        progress=progress,
+    )
+    trace_dir = None
+    if result.counterexample is not None and out_dir is not None:
+        trace_dir = out_dir / sc.name
+        write_bundle(trace_document(sc, result), trace_dir)
+    return CheckOutcome(sc, result, trace_dir)
+
+
+class ReplayError(ValueError):
+    """A trace file could not be replayed (its steps do not run through the model)."""
+
+
+@dataclass(frozen=True, slots=True)
+class ReplayOutcome:
+    property: str
+    reproduced: bool
+    steps: int
+    message: str
+
+
+def replay_trace(path: str | Path) -> ReplayOutcome:
+    """Re-run a trace file's steps through the model rebuilt from its embedded scenario."""
+    doc = load(path)
+    try:
+        scenario = scenario_from_data(doc["scenario"], f"{path} (embedded scenario)")
+    except ScenarioError as exc:
+        raise TraceFormatError(str(exc)) from exc
+    model = GroupModel(scenario.config)
+    (state,) = model.init_states()
+    for step in doc["steps"]:
+        args = step["args"]
+        if not all(isinstance(a, int) and not isinstance(a, bool) for a in args):
+            raise TraceFormatError(f"{path}: step {step['index']}: args must be whole numbers")
+        act = Act(step["action"], step["actor"], tuple(args))
+        nxt = model.next_state(state, act)
+        if nxt is None:
+            return ReplayOutcome(
+                doc["violation"]["property"],
+                False,
+                step["index"],
+                f"step {step['index']}: {act} is not enabled",
+            )
+        state = nxt
+    prop = doc["violation"]["property"]
+    if prop == DEADLOCK:
+        hit = is_deadlock(model, state)
+    else:
+        if prop not in {p.name for p in model.properties()}:
+            raise TraceFormatError(f"{path}: violation.property: unknown property {prop!r}")
+        hit = violated_property(model, state, [prop]) == prop
+    msg = "the final state violates it" if hit else "the final state satisfies it"
+    return ReplayOutcome(prop, hit, len(doc["steps"]), msg)
