@@ -1,0 +1,142 @@
+"""The consumer-group model: assignor, pinned state counts, random walks, reachability of pinned faults."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from checker import Verdict, always, bfs
+from model import Config, GroupModel
+from model.assignors import range_assign
+from model.state import GONE, MEMBER, SERVING, STEADY, Budget, World
+
+
+def test_range_assignor_seed_004_example() -> None:
+    # seed 004: two consumers, t0 with 4 partitions and t1 with 3: C0 gets t0-0,t0-1,t1-0,t1-1; C1 the rest
+    offsets = (0, 4)
+    owned = range_assign([1, 2], (4, 3), offsets)
+    assert owned == {1: (0, 1, 4, 5), 2: (2, 3, 6)}
+
+
+def test_range_assignor_orders_members_by_id() -> None:
+    assert range_assign([9, 3], (3,), (0,)) == {3: (0, 1), 9: (2,)}
+    assert range_assign([], (3,), (0,)) == {}
+    assert range_assign([1, 2, 3], (2,), (0,)) == {1: (0,), 2: (1,), 3: ()}
+
+
+# Exact state counts pin the model's behaviour: a change that alters them must say why in its commit.
+PINNED = [
+    (Config(), 121, 12),
+    (Config(start="empty"), 696, 30),
+    (Config(consumers=1, budget=Budget(consumer_joins=1)), 247, 24),
+    (Config(budget=Budget(consumer_leaves=1)), 705, 18),
+]
+
+
+@pytest.mark.parametrize(("cfg", "states", "depth"), PINNED)
+def test_pinned_state_counts(cfg: Config, states: int, depth: int) -> None:
+    r = bfs(GroupModel(cfg))
+    assert r.verdict == Verdict.HOLDS
+    assert (r.stats.distinct_states, r.stats.max_depth) == (states, depth)
+
+
+def _consistent(cfg: Config, w: World) -> None:
+    """Internal consistency every reachable world keeps."""
+    ids = set()
+    for c in w.consumers:
+        if c.awaiting is not None:
+            assert c.awaiting_broker is not None and c.status not in GONE
+        assert len(c.assignment) == len(c.positions)
+        assert all(0 <= p <= cfg.records_per_partition for p in c.positions)
+        if c.member_id is not None:
+            ids.add(c.member_id)
+    for b in w.brokers:
+        mids = [m for m, _ in b.members]
+        assert mids == sorted(set(mids)), "members sorted and unique"
+        assert set(b.answered) <= {c for c, _ in b.joined}
+        if not b.up:
+            assert b.role == "none"
+        if b.role in SERVING:
+            assert len(b.offsets) == cfg.slots
+    assert w.leader is None or w.brokers[w.leader].up
+    assert all(
+        b.generation <= max(w.log.generation, w.hist.max_issued) + 1 for b in w.brokers if b.role in SERVING
+    )
+    # canonical member ids: 1..k with the next one k + 1
+    assert w.hist.next_member_id >= 1
+
+
+RANDOM_CFG = Config(
+    consumers=2,
+    brokers=2,
+    topics=(("t0", 2), ("t1", 1)),
+    records_per_partition=2,
+    budget=Budget(
+        coordinator_failovers=2,
+        failbacks=1,
+        network_partitions=2,
+        gc_pauses=2,
+        consumer_crashes=1,
+        consumer_leaves=1,
+        consumer_joins=1,
+        partition_growth=1,
+    ),
+)
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.lists(st.integers(min_value=0, max_value=10_000), min_size=1, max_size=120))
+def test_random_walks_never_raise_and_stay_consistent(choices: list[int]) -> None:
+    model = GroupModel(RANDOM_CFG)
+    (w,) = model.init_states()
+    for pick in choices:
+        succ = [n for a in model.actions(w) if (n := model.next_state(w, a)) is not None]
+        if not succ:
+            break
+        w = succ[pick % len(succ)]
+        _consistent(RANDOM_CFG, w)
+        for prop in model.properties():
+            prop.holds(w)  # must not raise
+
+
+@pytest.mark.parametrize("phase", [1, 2, 3, 4, 5])
+def test_pinned_failover_strikes_and_the_group_recovers(phase: int) -> None:
+    """The phase-pinned scenarios are not vacuous: the crash happens in that phase, and afterwards a new
+    coordinator reaches a stable generation newer than the one before the rebalance."""
+    cfg = Config(
+        topics=(("t0", 1),), budget=Budget(coordinator_failovers=1, partition_growth=1), failover_phase=phase
+    )
+
+    class Probe(GroupModel):
+        def properties(self):  # type: ignore[no-untyped-def]
+            def not_recovered(w: World) -> bool:
+                if w.budget.coordinator_failovers or w.leader is None:
+                    return True
+                b = w.brokers[w.leader]
+                stable = b.role == STEADY and b.trigger is None and b.generation >= 2 and b.sizes == w.sizes
+                members = all(c.status == MEMBER and c.generation == b.generation for c in w.consumers)
+                return not (stable and members)
+
+            return (always("not-recovered", not_recovered),)
+
+    r = bfs(Probe(cfg))
+    assert r.verdict == Verdict.VIOLATED, "no run crashes in this phase and recovers"
+    cex = r.counterexample
+    assert cex is not None
+    crash = [i for i, s in enumerate(cex.steps) if s.action.name == "CoordinatorCrash"]
+    assert len(crash) == 1
+    before = cex.steps[crash[0] - 1].state if crash[0] else cex.init_state
+    assert before.brokers[0].phase == phase
+
+
+def test_failover_phase_pin_blocks_other_phases() -> None:
+    cfg = Config(budget=Budget(coordinator_failovers=1), failover_phase=4)
+    model = GroupModel(cfg)
+    (w,) = model.init_states()
+    crash = [a for a in model.actions(w) if a.name == "CoordinatorCrash"]
+    assert crash and all(model.next_state(w, a) is None for a in crash)  # steady group: phase 0, not 4
+    unpinned = GroupModel(replace(cfg, failover_phase=None))
+    assert any(unpinned.next_state(w, a) is not None for a in crash)
