@@ -1,0 +1,112 @@
+"""The bundled scenario catalogue: every verdict as expected, every counterexample replays, every safety
+switch has a scenario that breaks what it protects, and runs are deterministic."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import tempfile
+from functools import cache
+from pathlib import Path
+
+import pytest
+
+from groupcheck import CheckOutcome, check_scenario, replay_trace
+from groupcheck.cli import main
+from model.config import SWITCH_NAMES
+from model.scenario import load_scenario
+
+ROOT = Path(__file__).resolve().parent.parent
+SCENARIOS = sorted((ROOT / "specs").rglob("*.toml"))
+OUT = Path(tempfile.mkdtemp(prefix="groupcheck-catalogue-"))
+
+
+@cache
+def outcome(path: Path) -> CheckOutcome:
+    return check_scenario(path, OUT)
+
+
+@pytest.mark.parametrize("path", SCENARIOS, ids=lambda p: p.stem)
+def test_verdict_as_expected(path: Path) -> None:
+    o = outcome(path)
+    assert o.as_expected, (
+        f"{o.scenario.name}: got {o.result.verdict} {o.result.property}, expected {o.expected}"
+    )
+
+
+VIOLATING = [p for p in SCENARIOS if load_scenario(p).expect_verdict == "violated"]
+
+
+@pytest.mark.parametrize("path", VIOLATING, ids=lambda p: p.stem)
+def test_counterexample_replays(path: Path) -> None:
+    o = outcome(path)
+    assert o.trace_dir is not None
+    trace = o.trace_dir / "trace.json"
+    r = replay_trace(trace)
+    assert r.reproduced and r.property == o.scenario.expect_property
+    assert main(["replay", str(trace)]) == 0
+
+
+def test_tampered_trace_does_not_replay(tmp_path: Path) -> None:
+    o = outcome(ROOT / "specs" / "gc-pause-zombie-fetch.toml")
+    assert o.trace_dir is not None
+    doc = json.loads((o.trace_dir / "trace.json").read_text())
+    doc["steps"] = doc["steps"][:-1]  # stop one step short of the violation
+    doc["violation"]["step"] = len(doc["steps"])
+    short = tmp_path / "short.json"
+    short.write_text(json.dumps(doc))
+    assert not replay_trace(short).reproduced
+    assert main(["replay", str(short)]) == 1
+    doc["steps"][0]["args"] = [7, 7]  # an action that is not enabled
+    short.write_text(json.dumps(doc))
+    assert main(["replay", str(short)]) == 1
+
+
+def test_every_switch_has_a_breaking_scenario() -> None:
+    broken: dict[str, list[str]] = {name: [] for name in SWITCH_NAMES}
+    for path in VIOLATING:
+        sc = load_scenario(path)
+        for name in SWITCH_NAMES:
+            if not getattr(sc.config.switches, name):
+                broken[name].append(sc.name)
+    missing = [name for name, scs in broken.items() if not scs]
+    assert not missing, f"no scenario turns these off and expects a violation: {missing}"
+
+
+def test_same_scenario_same_trace_bytes(tmp_path: Path) -> None:
+    path = ROOT / "specs" / "switches" / "no-fencing-no-member-id-zombie-commit.toml"
+    a = check_scenario(path, tmp_path / "a")
+    b = check_scenario(path, tmp_path / "b")
+    assert a.result.stats.distinct_states == b.result.stats.distinct_states
+    assert a.result.stats.states_generated == b.result.stats.states_generated
+    assert a.trace_dir is not None and b.trace_dir is not None
+    for name in ("trace.dot", "trace.graphml", "trace.mmd", "trace.txt"):
+        assert (a.trace_dir / name).read_bytes() == (b.trace_dir / name).read_bytes(), name
+    ja = json.loads((a.trace_dir / "trace.json").read_text())
+    jb = json.loads((b.trace_dir / "trace.json").read_text())
+    for doc in (ja, jb):
+        doc["stats"].pop("seconds")  # wall-clock time is the one thing allowed to differ
+    assert ja == jb
+
+
+def test_same_counts_and_trace_in_another_process(tmp_path: Path) -> None:
+    """A different PYTHONHASHSEED (another process, another machine) gives the same counts and trace."""
+    path = ROOT / "specs" / "gc-pause-zombie-fetch.toml"
+    here = outcome(path)
+    assert here.trace_dir is not None
+    code = (
+        "import json,sys; from groupcheck import check_scenario; from pathlib import Path; "
+        f"o = check_scenario({str(path)!r}, Path({str(tmp_path)!r})); "
+        "print(o.result.stats.distinct_states, o.result.stats.states_generated)"
+    )
+    env = {**os.environ, "PYTHONHASHSEED": "4242"}
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, check=True)
+    assert out.stdout.split() == [
+        str(here.result.stats.distinct_states),
+        str(here.result.stats.states_generated),
+    ]
+    theirs = json.loads((tmp_path / here.scenario.name / "trace.json").read_text())
+    mine = json.loads((here.trace_dir / "trace.json").read_text())
+    assert [s["state"] for s in theirs["steps"]] == [s["state"] for s in mine["steps"]]
