@@ -10,7 +10,7 @@ from typing import Any
 from checker import DEADLOCK, Result, Stats, Verdict, bfs, is_deadlock, violated_property
 from model import GroupModel
 from model.explain import trace_document
-from model.group import Act
+from model.group import parse_action
 from model.scenario import Scenario, ScenarioError, load_scenario, scenario_from_data
 from traces import TraceFormatError, load, write_bundle
 
@@ -107,10 +107,10 @@ def replay_trace(path: str | Path) -> ReplayOutcome:
     model = GroupModel(scenario.config)
     (state,) = model.init_states()
     for step in doc["steps"]:
-        args = step["args"]
-        if not all(isinstance(a, int) and not isinstance(a, bool) for a in args):
-            raise TraceFormatError(f"{path}: step {step['index']}: args must be whole numbers")
-        act = Act(step["action"], step["actor"], tuple(args))
+        try:
+            act = parse_action(scenario.config, step["action"], step["actor"], step["args"])
+        except ValueError as exc:
+            raise TraceFormatError(f"{path}: step {step['index']}: {exc}") from exc
         nxt = model.next_state(state, act)
         if nxt is None:
             return ReplayOutcome(

@@ -215,6 +215,52 @@ class GroupModel(Model[World, Act]):
         return None
 
 
+# how each action's arguments are read: c = consumer, b = broker, m = member id, t = topic
+_SHAPES: dict[str, str] = {
+    **{name: "c" for name in _CONSUMER},
+    **{name: "b" for name in _BROKER},
+    **{"Handle" + r: "bc" for r in REQUESTS},
+    **{r: "cb" for r in RESPONSES},
+    "SessionExpired": "bm",
+    "GcPause": "x",
+    "GcResume": "x",
+    "CutLink": "cb",
+    "HealLink": "cb",
+    "AddPartition": "t",
+}
+
+
+def parse_action(cfg: Config, name: object, actor: object, args: object) -> Act:
+    """Rebuild an action from trace data, or raise ValueError saying what is wrong with it."""
+    if not isinstance(name, str) or name not in _SHAPES:
+        raise ValueError(f"unknown action {name!r}")
+    shape = _SHAPES[name]
+    if not isinstance(args, list | tuple) or len(args) != len(shape):
+        raise ValueError(f"{name} takes {len(shape)} argument(s), got {args!r}")
+    if not all(isinstance(a, int) and not isinstance(a, bool) for a in args):
+        raise ValueError(f"{name}: arguments must be whole numbers, got {args!r}")
+    n_consumers = cfg.total_consumers
+    expected_actor = "env"
+    for kind, value in zip(shape, args, strict=True):
+        limit = {"c": n_consumers, "b": cfg.brokers, "t": len(cfg.topics)}.get(kind)
+        if kind == "x":
+            limit = n_consumers if isinstance(actor, str) and actor.startswith("C") else cfg.brokers
+        if kind == "m":
+            if value < 1:
+                raise ValueError(f"{name}: member ids start at 1, got {value}")
+            continue
+        assert limit is not None
+        if not 0 <= value < limit:
+            raise ValueError(f"{name}: argument {value} out of range 0..{limit - 1}")
+    if shape[0] in "cx" and name not in ("CutLink", "HealLink"):
+        expected_actor = consumer_name(args[0])
+    if shape[0] == "b" or (shape[0] == "x" and isinstance(actor, str) and actor.startswith("B")):
+        expected_actor = broker_name(args[0])
+    if actor != expected_actor:
+        raise ValueError(f"{name}{tuple(args)} is taken by {expected_actor}, not {actor!r}")
+    return Act(name, expected_actor, tuple(args))
+
+
 def initial_world(cfg: Config) -> World:
     sizes = tuple(size for _, size in cfg.topics)
     n_total = cfg.total_consumers

@@ -11,6 +11,7 @@ from hypothesis import strategies as st
 from checker import Verdict, always, bfs
 from model import Config, GroupModel
 from model.assignors import range_assign
+from model.group import parse_action
 from model.state import GONE, MEMBER, SERVING, STEADY, Budget, World
 
 
@@ -65,8 +66,9 @@ def _consistent(cfg: Config, w: World) -> None:
     assert all(
         b.generation <= max(w.log.generation, w.hist.max_issued) + 1 for b in w.brokers if b.role in SERVING
     )
-    # canonical member ids: 1..k with the next one k + 1
-    assert w.hist.next_member_id >= 1
+    # canonical member ids: every id in use lies in 1..k and the next one handed out is k + 1
+    in_use = ids | {m for b in w.brokers for m, _ in b.members} | {m for m, _ in w.log.members}
+    assert in_use <= set(range(1, w.hist.next_member_id))
 
 
 RANDOM_CFG = Config(
@@ -93,7 +95,10 @@ def test_random_walks_never_raise_and_stay_consistent(choices: list[int]) -> Non
     model = GroupModel(RANDOM_CFG)
     (w,) = model.init_states()
     for pick in choices:
-        succ = [n for a in model.actions(w) if (n := model.next_state(w, a)) is not None]
+        acts = list(model.actions(w))
+        for a in acts:  # every action survives a trip through trace data
+            assert parse_action(RANDOM_CFG, a.name, a.actor, list(a.args)) == a
+        succ = [n for a in acts if (n := model.next_state(w, a)) is not None]
         if not succ:
             break
         w = succ[pick % len(succ)]

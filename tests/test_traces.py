@@ -34,7 +34,7 @@ def sample() -> dict[str, Any]:
         "scenario_path": "x.toml",
         "property": {"name": "no-stale-commit", "description": "no zombie commits"},
         "bounds": "1 consumer; 1 broker",
-        "stats": {"distinct_states": 9, "states_generated": 20, "depth": 5, "seconds": 0.01},
+        "stats": {"distinct_states": 9, "states_generated": 20, "depth": 5},
         "lifelines": ["C1", "B1", "log"],
         "initial_state": _state(1, "member"),
         "steps": [],

@@ -20,7 +20,7 @@ def narrate(doc: dict[str, Any]) -> str:
     lines.append(f"bounds:   {doc['bounds']}")
     lines.append(
         f"search:   {st.get('distinct_states')} distinct states, {st.get('states_generated')} generated, "
-        f"depth {st.get('depth')}, {st.get('seconds')} s"
+        f"depth {st.get('depth')}"
     )
     lines.append("")
     for step in doc["steps"]:
