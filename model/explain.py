@@ -37,6 +37,20 @@ TIMEOUTS = ("CoordinatorTimeout", "SessionExpired")
 WRITES = ("CompleteJoin", "WriteLog")
 
 
+RECORD_TEXT = {
+    "members": "membership record",
+    "group": "generation + membership + ownership record",
+    "offsets": "committed offsets record",
+}
+INTERNAL_TEXT = {
+    "BeginRebalance": "BeginRebalance: heartbeats now answered IllegalGeneration",
+    "RespondJoinGroup": "RespondJoinGroup",
+    "NoticePartitionGrowth": "notices a topic gained partitions",
+    "FindCoordinator": "FindCoordinator",
+    "Fetch": "Fetch: processes the next record of each assigned partition",
+}
+
+
 def _m(mid: int | None) -> str:
     return "-" if mid is None else f"m{mid}"
 
@@ -116,7 +130,7 @@ def state_dict(cfg: Config, w: World) -> dict[str, dict[str, Any]]:
         "partitions": {t: n for (t, _), n in zip(cfg.topics, w.sizes, strict=True)},
         "cut_links": cut,
         "in_flight": in_flight,
-        "faults_left": {k: getattr(w.budget, k) for k in FAULT_NAMES},
+        "faults_left": {k: n for k in FAULT_NAMES if (n := getattr(w.budget, k))},
         "current_generation": current_generation(w),
         "max_generation_issued": w.hist.max_issued,
         "acked_offsets": {cfg.slot_name(s): w.hist.acked[s] for s in existing},
@@ -165,6 +179,13 @@ def describe(cfg: Config, before: World, act: Act, after: World) -> dict[str, An
             label = f"{msg_text(cfg, req)} → {msg_text(cfg, resp_after[-1])}"
         else:
             label = f"takes {msg_text(cfg, req)} from {consumer_name(c)} (held, or no answer)"
+    elif name == "LoadGroup":
+        label = f"LoadGroup: reads generation {after.log.generation} from the log and serves"
+    elif name == "FindCoordinator":
+        found = after.consumers[args[0]].coordinator
+        label = f"FindCoordinator → {broker_name(found) if found is not None else '?'}"
+    elif name in INTERNAL_TEXT:
+        label = INTERNAL_TEXT[name]
     elif name.endswith("Response"):
         c, b = args
         label = f"receives {msg_text(cfg, link(cfg, before, c, b).to_consumer[0])}"
@@ -186,11 +207,17 @@ def describe(cfg: Config, before: World, act: Act, after: World) -> dict[str, An
         kind, src, dst = "write", broker_name(b), "log"
         br = after.brokers[b]
         if name == "CompleteJoin":
-            label = f"CompleteJoin: generation {br.generation}, members {[_m(m) for m, _ in br.members]}"
-            if after.log != before.log:
-                label += " (written to the log)"
+            members = ", ".join(_m(m) for m, _ in br.members) or "none"
+            label = f"CompleteJoin: generation {br.generation}, members {members}"
+            if after.log.generation != before.log.generation:
+                label += " (generation, membership and ownership written in one record)"
+            elif after.log.members != before.log.members:
+                label += " (membership written; generation and ownership not yet)"
+            else:
+                label += " (not written yet)"
         else:
-            label = f"WriteLog({before.brokers[b].unwritten[0]})"
+            record = before.brokers[b].unwritten[0]
+            label = f"WriteLog: {RECORD_TEXT.get(record, record)}"
     elif name in TIMEOUTS:
         kind = "timeout"
         label = (

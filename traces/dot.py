@@ -19,7 +19,7 @@ def to_dot(g: nx.MultiDiGraph) -> str:
     title = f"{g.graph['scenario']}: {g.graph['property']} violated\n{g.graph['violation']}"
     out = [
         "digraph counterexample {",
-        "  rankdir=LR;",
+        "  rankdir=TB;",
         f"  label={_q(title)}; labelloc=t; fontsize=14;",
         '  node [shape=box, fontname="Helvetica", fontsize=10];',
         '  edge [fontname="Helvetica", fontsize=9];',
