@@ -11,7 +11,7 @@ from hypothesis import strategies as st
 from checker import Verdict, always, bfs
 from model import Config, GroupModel
 from model.assignors import range_assign
-from model.group import parse_action
+from model.group import Act, parse_action
 from model.state import GONE, MEMBER, SERVING, STEADY, Budget, World
 
 
@@ -145,3 +145,99 @@ def test_failover_phase_pin_blocks_other_phases() -> None:
     assert crash and all(model.next_state(w, a) is None for a in crash)  # steady group: phase 0, not 4
     unpinned = GroupModel(replace(cfg, failover_phase=None))
     assert any(unpinned.next_state(w, a) is not None for a in crash)
+
+
+def _reachable(cfg: Config, goal, max_depth: int | None = None) -> list[str]:  # type: ignore[no-untyped-def]
+    """The actions of a shortest path to a world where ``goal`` holds (fails the test if none exists)."""
+
+    class Probe(GroupModel):
+        def properties(self):  # type: ignore[no-untyped-def]
+            return (always("not-goal", lambda w: not goal(w)),)
+
+    r = bfs(Probe(cfg), max_depth=max_depth)
+    assert r.verdict == Verdict.VIOLATED, "goal not reachable"
+    assert r.counterexample is not None
+    return [s.action.name for s in r.counterexample.steps]
+
+
+def _run(model: GroupModel, w: World, *steps: tuple[str, str, tuple[int, ...]]) -> World:
+    for name, actor, args in steps:
+        nxt = model.next_state(w, Act(name, actor, args))
+        assert nxt is not None, f"{name}{args} not enabled"
+        w = nxt
+    return w
+
+
+def test_slow_consumer_heartbeat_first_cancels_the_rebalance() -> None:
+    """Seed 000 slow consumer steps 3 and 4: if the expired member's heartbeat arrives before any other
+    member was told to rejoin, the rebalance is cancelled and it is answered without error; otherwise it
+    is refused and the rebalance goes on."""
+    model = GroupModel(Config(budget=Budget(gc_pauses=1)))
+    (w,) = model.init_states()
+    w = _run(
+        model,
+        w,
+        ("GcPause", "C2", (1,)),
+        ("SessionExpired", "B1", (0, 2)),
+        ("BeginRebalance", "B1", (0,)),
+        ("GcResume", "C2", (1,)),
+        ("Heartbeat", "C2", (1,)),
+    )
+    first = _run(model, w, ("HandleHeartbeat", "B1", (0, 1)))
+    b = first.brokers[0]
+    assert (b.role, b.generation, b.trigger, len(b.members)) == (STEADY, 1, None, 2)
+    assert first.links[1 * 2 + 0].to_consumer[-1].error == "none"
+
+    second = _run(
+        model,
+        w,
+        ("Heartbeat", "C1", (0,)),
+        ("HandleHeartbeat", "B1", (0, 0)),
+        ("HandleHeartbeat", "B1", (0, 1)),
+    )
+    b = second.brokers[0]
+    assert b.role == "prepare" and len(b.members) == 1
+    assert second.links[0].to_consumer[-1].error == "IllegalGeneration"
+    assert second.links[2].to_consumer[-1].error == "UnknownConsumer"
+
+
+def test_pause_after_joingroup_is_still_included() -> None:
+    """Seed 000: a member that pauses after sending JoinGroup is included in the new generation and gets
+    its response (failure detection is suspended between its JoinGroup and the response)."""
+    cfg = Config(topics=(("t0", 1),), budget=Budget(gc_pauses=1, partition_growth=1))
+    path = _reachable(
+        cfg,
+        lambda w: (
+            any(c.paused for c in w.consumers)
+            and w.brokers[0].generation == 2
+            and len(w.brokers[0].members) == 2
+            and w.brokers[0].role == STEADY
+        ),
+    )
+    assert path.index("GcPause") > path.index("JoinGroup")
+
+
+def test_late_join_gets_the_next_rebalance_at_once() -> None:
+    """Seed 000 slow consumer step 6: a JoinGroup that arrives after the responses started waits for a
+    rebalance that follows immediately."""
+    cfg = Config(start="empty")
+    path = _reachable(
+        cfg,
+        lambda w: (
+            w.brokers[0].generation == 1
+            and w.brokers[0].trigger == "member-join"
+            and w.brokers[0].phase == 1
+            and w.brokers[0].joined != ()
+        ),
+    )
+    assert path.count("CompleteJoin") == 1
+
+
+def test_failback_happens_in_its_scenario() -> None:
+    cfg = Config(
+        topics=(("t0", 1),), records_per_partition=0, budget=Budget(coordinator_failovers=1, failbacks=1)
+    )
+    path = _reachable(
+        cfg, lambda w: w.budget.failbacks == 0 and w.leader == 0 and w.brokers[0].role == STEADY
+    )
+    assert path.index("CoordinatorCrash") < path.index("Failback") < path.index("LoadGroup")
