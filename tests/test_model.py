@@ -15,11 +15,14 @@ from model.group import Act, parse_action
 from model.state import GONE, MEMBER, SERVING, STEADY, Budget, World
 
 
-def test_range_assignor_seed_004_example() -> None:
-    # seed 004: two consumers, t0 with 4 partitions and t1 with 3: C0 gets t0-0,t0-1,t1-0,t1-1; C1 the rest
-    offsets = (0, 4)
-    owned = range_assign([1, 2], (4, 3), offsets)
-    assert owned == {1: (0, 1, 4, 5), 2: (2, 3, 6)}
+def test_range_assignor_seed_004_examples() -> None:
+    # seed 004 §2.1: C0 and C1 subscribe to t0 and t1 with 4 partitions each ...
+    assert range_assign([1, 2], (4, 4), (0, 4)) == {1: (0, 1, 4, 5), 2: (2, 3, 6, 7)}
+    # ... t0p0 t0p1 t1p0 t1p1 for C0 and t0p2 t0p3 t1p2 t1p3 for C1; with 3 partitions each:
+    assert range_assign([1, 2], (3, 3), (0, 3)) == {1: (0, 1, 3, 4), 2: (2, 5)}
+    # ... t0p0 t0p1 t1p0 t1p1 for C0 and t0p2 t1p2 for C1. §1: 8 consumers, 7 partitions: C7 gets none.
+    owned = range_assign(list(range(1, 9)), (7,), (0,))
+    assert owned[8] == () and all(len(owned[m]) == 1 for m in range(1, 8))
 
 
 def test_range_assignor_orders_members_by_id() -> None:
