@@ -1,12 +1,18 @@
 """Counterexample export: one trace document (docs/TRACE_FORMAT.md), rendered many ways.
 
-The document is plain JSON data; :func:`to_graph` turns it into a networkx graph, and DOT, GraphML and
-Mermaid are written from that graph; :func:`narrate` tells it as text. This package depends only on plain
-data and networkx: it imports nothing from ``checker``, ``model`` or ``groupcheck``.
+A trace document (schema ``groupcheck-trace/1``) is plain JSON data. :func:`validate`, :func:`load` and
+:func:`dump` check, read and write it; :func:`changed_fields` computes a step's ``changed`` list.
+:func:`to_graph` turns a document into a networkx graph (a node per state, an edge per step), and every
+rendering is written from that graph: Graphviz DOT (:func:`to_dot`), GraphML (:func:`write_graphml`), a
+Mermaid sequence diagram (:func:`to_mermaid`) and a plain-text narration (:func:`narrate`);
+:func:`write_bundle` writes them all into one folder.
+
+This package depends only on plain data and networkx: it imports nothing from ``checker``, ``model`` or
+``groupcheck``, so a trace can be rendered without the model that produced it.
 """
 
 from traces.bundle import write_bundle
-from traces.document import SCHEMA, TraceFormatError, dump, dumps, load, validate
+from traces.document import SCHEMA, TraceFormatError, changed_fields, dump, dumps, load, validate
 from traces.dot import to_dot
 from traces.graph import to_graph
 from traces.graphml import write_graphml
@@ -16,6 +22,7 @@ from traces.narrate import narrate
 __all__ = [
     "SCHEMA",
     "TraceFormatError",
+    "changed_fields",
     "dump",
     "dumps",
     "load",

@@ -1,14 +1,25 @@
-"""The counterexample document (schema ``groupcheck-trace/1``, docs/TRACE_FORMAT.md): validate, load, dump."""
+"""The counterexample document (schema ``groupcheck-trace/1``, docs/TRACE_FORMAT.md).
+
+:func:`validate` checks a document's structure, :func:`load` reads one from a JSON file (never pickle or
+eval), :func:`dump` writes one deterministically, and :func:`changed_fields` computes a step's ``changed``
+list from two state dicts. Every structural problem is a :class:`TraceFormatError` whose message is one
+line naming the source (usually the file) and what is wrong.
+"""
 
 from __future__ import annotations
 
 import json
+import math
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
 SCHEMA = "groupcheck-trace/1"
+State = Mapping[str, Mapping[str, Any]]  # actor -> field -> JSON value
 KINDS = ("send", "receive", "internal", "write", "timeout", "fault")
-TOP_KEYS = {
+
+# top-level key -> required type
+TOP_KEYS: dict[str, type] = {
     "schema": str,
     "scenario": dict,
     "property": dict,
@@ -19,99 +30,249 @@ TOP_KEYS = {
     "steps": list,
     "violation": dict,
 }
-STEP_KEYS = {
-    "index": int,
-    "action": str,
-    "args": list,
-    "actor": str,
-    "kind": str,
-    "label": str,
-    "state": dict,
-    "changed": list,
+# step key -> required type (``None`` in the tuple: the value may be null)
+STEP_KEYS: dict[str, tuple[type | None, ...]] = {
+    "index": (int,),
+    "action": (str,),
+    "args": (list,),
+    "actor": (str,),
+    "kind": (str,),
+    "src": (str, None),
+    "dst": (str, None),
+    "label": (str,),
+    "phase": (int, None),
+    "state": (dict,),
+    "changed": (list,),
 }
+_TYPE_NAMES: dict[type | None, str] = {
+    str: "a string",
+    dict: "an object",
+    list: "a list",
+    int: "a whole number",
+    None: "null",
+}
+_MISSING = object()
 
 
 class TraceFormatError(ValueError):
     """A trace document is unreadable or malformed; the message is one line naming the source."""
 
 
-def _type_name(t: type) -> str:
-    return {str: "a string", dict: "an object", list: "a list", int: "a whole number"}[t]
+def _one_line(text: str) -> str:
+    return " ".join(text.split())
+
+
+def _short(value: object, limit: int = 60) -> str:
+    text = repr(value)
+    return text if len(text) <= limit else text[: limit - 3] + "..."
+
+
+def _fail(source: str, problem: str) -> TraceFormatError:
+    return TraceFormatError(_one_line(f"{source}: {problem}"))
+
+
+def _has_type(value: object, types: tuple[type | None, ...]) -> bool:
+    for t in types:
+        if t is None:
+            if value is None:
+                return True
+        elif t is int:
+            if isinstance(value, int) and not isinstance(value, bool):
+                return True
+        elif isinstance(value, t):
+            return True
+    return False
+
+
+def _expected(types: tuple[type | None, ...]) -> str:
+    return " or ".join(_TYPE_NAMES[t] for t in types)
+
+
+def _json_problem(value: object, where: str, depth: int = 0) -> str | None:
+    """Why ``value`` is not plain JSON data (None when it is)."""
+    if depth > 200:
+        return f"{where}: nested too deeply"
+    if value is None or isinstance(value, str | bool | int):
+        return None
+    if isinstance(value, float):
+        return None if math.isfinite(value) else f"{where}: {value!r} is not a JSON number"
+    if isinstance(value, list | tuple):
+        for i, item in enumerate(value):
+            problem = _json_problem(item, f"{where}[{i}]", depth + 1)
+            if problem:
+                return problem
+        return None
+    if isinstance(value, dict):
+        for key, item in value.items():
+            if not isinstance(key, str):
+                return f"{where}: key {_short(key)} is not a string"
+            problem = _json_problem(item, f"{where}.{key}", depth + 1)
+            if problem:
+                return problem
+        return None
+    return f"{where}: {type(value).__name__} is not JSON data"
+
+
+def _check_state(state: dict[str, Any], where: str, source: str) -> None:
+    for actor, fields in state.items():
+        if not isinstance(fields, dict):
+            raise _fail(source, f"{where}.{actor}: must be an object of fields")
+    problem = _json_problem(state, where)
+    if problem:
+        raise _fail(source, problem)
+
+
+def _check_step(step: object, i: int, doc: dict[str, Any], source: str) -> None:
+    where = f"steps[{i - 1}]"
+    if not isinstance(step, dict):
+        raise _fail(source, f"{where}: must be an object")
+    for key, types in STEP_KEYS.items():
+        if key not in step:
+            raise _fail(source, f"{where}: missing key {key!r}")
+        if not _has_type(step[key], types):
+            raise _fail(source, f"{where}.{key}: must be {_expected(types)}, got {_short(step[key])}")
+    if step["index"] != i:
+        raise _fail(source, f"{where}.index: must be {i} (steps run 1..n in order), got {step['index']}")
+    if step["kind"] not in KINDS:
+        raise _fail(source, f"{where}.kind: must be one of {', '.join(KINDS)}, got {_short(step['kind'])}")
+    if (step["src"] is None) != (step["dst"] is None):
+        raise _fail(source, f"{where}: src and dst must both be set or both be null")
+    for key in ("src", "dst"):
+        if step[key] is not None and step[key] not in doc["lifelines"]:
+            raise _fail(source, f"{where}.{key}: {step[key]!r} is not one of the lifelines")
+    problem = _json_problem(step["args"], f"{where}.args")
+    if problem:
+        raise _fail(source, problem)
+    _check_state(step["state"], f"{where}.state", source)
+    for entry in step["changed"]:
+        actor, dot, field = entry.partition(".") if isinstance(entry, str) else ("", "", "")
+        if not (actor and dot and field):
+            raise _fail(source, f"{where}.changed: entries must look like 'actor.field', got {_short(entry)}")
 
 
 def validate(doc: object, source: str) -> dict[str, Any]:
-    """Check ``doc`` against the schema and return it; raise :class:`TraceFormatError` otherwise."""
+    """Check ``doc`` against docs/TRACE_FORMAT.md and return it.
+
+    Raises :class:`TraceFormatError` (``"<source>: <problem>"``, one line) on the first problem found.
+    """
     if not isinstance(doc, dict):
-        raise TraceFormatError(f"{source}: a trace must be a JSON object")
-    if doc.get("schema") != SCHEMA:
-        raise TraceFormatError(f"{source}: schema must be {SCHEMA!r}, got {doc.get('schema')!r}")
+        raise _fail(source, f"a trace must be a JSON object, got {type(doc).__name__}")
+    schema = doc.get("schema", _MISSING)
+    if schema is _MISSING:
+        raise _fail(source, "missing key 'schema' (not a groupcheck trace?)")
+    if schema != SCHEMA:
+        raise _fail(source, f"schema must be {SCHEMA!r}, got {_short(schema)}")
     for key, t in TOP_KEYS.items():
         if key not in doc:
-            raise TraceFormatError(f"{source}: missing key {key!r}")
-        if not isinstance(doc[key], t):
-            raise TraceFormatError(f"{source}: {key} must be {_type_name(t)}")
-    if not all(isinstance(x, str) for x in doc["lifelines"]):
-        raise TraceFormatError(f"{source}: lifelines must be a list of strings")
+            raise _fail(source, f"missing key {key!r}")
+        if not _has_type(doc[key], (t,)):
+            raise _fail(source, f"{key}: must be {_TYPE_NAMES[t]}, got {_short(doc[key])}")
+    if doc.get("scenario_path") is not None and not isinstance(doc["scenario_path"], str):
+        raise _fail(source, "scenario_path: must be a string or null")
+    problem = _json_problem(doc["scenario"], "scenario")
+    if problem:
+        raise _fail(source, problem)
     prop = doc["property"]
-    if not isinstance(prop.get("name"), str):
-        raise TraceFormatError(f"{source}: property.name must be a string")
+    if not isinstance(prop.get("name"), str) or not prop["name"]:
+        raise _fail(source, "property.name: must be a non-empty string")
+    if not isinstance(prop.get("description", ""), str):
+        raise _fail(source, "property.description: must be a string")
+    problem = _json_problem(doc["stats"], "stats")
+    if problem:
+        raise _fail(source, problem)
+    lifelines = doc["lifelines"]
+    if not all(isinstance(x, str) and x for x in lifelines):
+        raise _fail(source, "lifelines: must be a list of non-empty strings")
+    if len(set(lifelines)) != len(lifelines):
+        raise _fail(source, "lifelines: names must be distinct")
+    _check_state(doc["initial_state"], "initial_state", source)
     for i, step in enumerate(doc["steps"], start=1):
-        where = f"{source}: steps[{i - 1}]"
-        if not isinstance(step, dict):
-            raise TraceFormatError(f"{where}: must be an object")
-        for key, t in STEP_KEYS.items():
-            if key not in step:
-                raise TraceFormatError(f"{where}: missing key {key!r}")
-            if not isinstance(step[key], t) or (t is int and isinstance(step[key], bool)):
-                raise TraceFormatError(f"{where}.{key}: must be {_type_name(t)}")
-        if step["index"] != i:
-            raise TraceFormatError(f"{where}.index: must be {i}, got {step['index']}")
-        if step["kind"] not in KINDS:
-            raise TraceFormatError(f"{where}.kind: must be one of {', '.join(KINDS)}, got {step['kind']!r}")
-        for key in ("src", "dst"):
-            if step.get(key) is not None and not isinstance(step[key], str):
-                raise TraceFormatError(f"{where}.{key}: must be a string or null")
-        if step.get("phase") is not None and (
-            not isinstance(step["phase"], int) or isinstance(step["phase"], bool)
-        ):
-            raise TraceFormatError(f"{where}.phase: must be a whole number or null")
-        for entry in step["changed"]:
-            if not isinstance(entry, str) or "." not in entry.strip("."):
-                raise TraceFormatError(
-                    f"{where}.changed: entries must look like 'actor.field', got {entry!r}"
-                )
+        _check_step(step, i, doc, source)
     violation = doc["violation"]
-    if not isinstance(violation.get("property"), str):
-        raise TraceFormatError(f"{source}: violation.property must be a string")
-    step = violation.get("step")
-    if not isinstance(step, int) or isinstance(step, bool) or not 0 <= step <= len(doc["steps"]):
-        raise TraceFormatError(f"{source}: violation.step must be a step index from 0 to {len(doc['steps'])}")
-    if not isinstance(violation.get("message"), str):
-        raise TraceFormatError(f"{source}: violation.message must be a string")
+    for key in ("property", "step", "message"):
+        if key not in violation:
+            raise _fail(source, f"violation: missing key {key!r}")
+    if not isinstance(violation["property"], str):
+        raise _fail(source, "violation.property: must be a string")
+    if violation["property"] != prop["name"]:
+        raise _fail(
+            source,
+            f"violation.property {violation['property']!r} differs from property.name {prop['name']!r}",
+        )
+    n = len(doc["steps"])
+    step = violation["step"]
+    if not _has_type(step, (int,)) or not 0 <= step <= n:
+        raise _fail(source, f"violation.step: must be a step index from 0 to {n}, got {_short(step)}")
+    if not isinstance(violation["message"], str):
+        raise _fail(source, "violation.message: must be a string")
     return doc
 
 
+def _reject_constant(name: str) -> None:
+    raise ValueError(f"{name} is not valid JSON")
+
+
 def load(path: str | Path) -> dict[str, Any]:
-    """Read and validate a trace file (JSON only: never pickle or eval)."""
+    """Read and validate a trace file (JSON only: never pickle or eval).
+
+    An unreadable file, text that is not UTF-8 JSON, or a malformed document raises
+    :class:`TraceFormatError` with the path in its one-line message.
+    """
     p = Path(path)
     try:
-        text = p.read_text(encoding="utf-8")
+        raw = p.read_bytes()
     except OSError as exc:
-        raise TraceFormatError(f"{p}: cannot read: {exc.strerror or exc}") from exc
-    except UnicodeDecodeError as exc:
-        raise TraceFormatError(f"{p}: not UTF-8 text") from exc
+        raise _fail(str(p), f"cannot read: {exc.strerror or exc}") from exc
     try:
-        doc = json.loads(text)
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise _fail(str(p), f"not UTF-8 text (byte {exc.start})") from exc
+    try:
+        doc = json.loads(text, parse_constant=_reject_constant)
     except json.JSONDecodeError as exc:
-        raise TraceFormatError(
-            f"{p}: invalid JSON at line {exc.lineno} column {exc.colno}: {exc.msg}"
-        ) from exc
-    return validate(doc, str(p))
+        raise _fail(str(p), f"invalid JSON at line {exc.lineno} column {exc.colno}: {exc.msg}") from exc
+    except (ValueError, RecursionError) as exc:
+        raise _fail(str(p), f"invalid JSON: {exc}") from exc
+    try:
+        return validate(doc, str(p))
+    except RecursionError as exc:  # pragma: no cover - json.loads hits the limit first
+        raise _fail(str(p), "nested too deeply") from exc
 
 
 def dumps(doc: dict[str, Any]) -> str:
-    return json.dumps(doc, indent=2, ensure_ascii=False) + "\n"
+    """The document as JSON text: key order kept, indent 2, non-ASCII kept, trailing newline."""
+    return json.dumps(doc, indent=2, sort_keys=False, ensure_ascii=False, allow_nan=False) + "\n"
 
 
 def dump(doc: dict[str, Any], path: str | Path) -> None:
-    Path(path).write_text(dumps(doc), encoding="utf-8")
+    """Validate ``doc`` and write it to ``path`` as UTF-8 JSON; the same document gives the same bytes.
+
+    Raises :class:`TraceFormatError` if the document is malformed, ``OSError`` if the file cannot be written.
+    """
+    p = Path(path)
+    validate(doc, str(p))
+    p.write_bytes(dumps(doc).encode("utf-8"))
+
+
+def _same(a: object, b: object) -> bool:
+    """Equal as JSON values (so ``1``, ``1.0`` and ``True`` are all different)."""
+    try:
+        return json.dumps(a, sort_keys=True) == json.dumps(b, sort_keys=True)
+    except (TypeError, ValueError):
+        return type(a) is type(b) and a == b
+
+
+def changed_fields(before: State, after: State) -> list[str]:
+    """The sorted ``"actor.field"`` keys whose value differs between two state dicts.
+
+    A field (or a whole actor) present on one side only counts as changed.
+    """
+    out = []
+    for actor in before.keys() | after.keys():
+        b = before.get(actor, {})
+        a = after.get(actor, {})
+        for field in b.keys() | a.keys():
+            old, new = b.get(field, _MISSING), a.get(field, _MISSING)
+            if old is _MISSING or new is _MISSING or not _same(old, new):
+                out.append(f"{actor}.{field}")
+    return sorted(out)

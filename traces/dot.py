@@ -1,43 +1,111 @@
-"""Graphviz DOT text of a counterexample graph, written by hand (no pydot/pygraphviz needed)."""
+"""Graphviz DOT text of a counterexample graph, written by hand (no pydot/pygraphviz needed).
+
+A left-to-right chain of state boxes. Each box shows the step that led to it and the fields that step
+changed (with their new values); faults are red and bold, timeouts orange, durable writes blue, and the
+violating state is a filled red box naming the property and what is wrong. Render with
+``dot -Tsvg trace.dot -o trace.svg``.
+"""
 
 from __future__ import annotations
 
+import textwrap
+import unicodedata
+
 import networkx as nx
 
-COLORS = {"fault": "red", "timeout": "darkorange", "write": "blue", "send": "black", "receive": "gray30"}
+from traces.graph import states_in_order, steps_in_order
+
+EDGE_COLORS = {
+    "fault": "red",
+    "timeout": "darkorange",
+    "write": "blue",
+    "receive": "gray30",
+    "send": "black",
+    "internal": "black",
+}
+KIND_TAGS = {"fault": "FAULT ", "timeout": "TIMEOUT "}
+WRAP = 56
 
 
-def _q(text: str) -> str:
-    return '"' + text.replace("\\", "\\\\").replace('"', '\\"').replace("\n", "\\n") + '"'
+def _escape(text: str) -> str:
+    """Text for inside a double-quoted DOT string (line breaks are added by the caller)."""
+    text = "".join(" " if unicodedata.category(c) == "Cc" else c for c in text)
+    return text.replace("\\", "\\\\").replace('"', '\\"')
 
 
-def _label(lines: list[str]) -> str:
-    return _q("") if not lines else '"' + "".join(_q(x)[1:-1] + "\\l" for x in lines) + '"'
+def _quote(text: str) -> str:
+    """A centred, double-quoted DOT string; line breaks become ``\\n``."""
+    return '"' + "\\n".join(_escape(line) for line in text.splitlines() or [""]) + '"'
+
+
+def _left(lines: list[tuple[str, str]]) -> str:
+    """A double-quoted DOT label of left-justified ``(indent, text)`` lines, long ones wrapped."""
+    out: list[str] = []
+    for indent, line in lines:
+        for part in line.splitlines() or [""]:
+            out += textwrap.wrap(
+                part,
+                WRAP,
+                initial_indent=indent,
+                subsequent_indent=indent + "    ",
+                break_long_words=False,
+                break_on_hyphens=False,
+            ) or [indent]
+    return '"' + "".join(_escape(x) + "\\l" for x in out) + '"'
+
+
+def _attrs(pairs: list[tuple[str, str]]) -> str:
+    return ", ".join(f"{k}={v}" for k, v in pairs)
 
 
 def to_dot(g: nx.MultiDiGraph) -> str:
-    title = f"{g.graph['scenario']}: {g.graph['property']} violated\n{g.graph['violation']}"
+    """The DOT text of a graph made by :func:`traces.graph.to_graph`."""
+    prop = str(g.graph["property"])
+    message = str(g.graph["violation"])
+    title = f"{g.graph['scenario']}: {prop} violated at step {g.graph['violation_step']}"
     out = [
         "digraph counterexample {",
-        "  rankdir=TB;",
-        f"  label={_q(title)}; labelloc=t; fontsize=14;",
+        "  rankdir=LR;",
+        f"  label={_quote(title)};",
+        "  labelloc=t;",
+        "  fontsize=16;",
+        '  fontname="Helvetica";',
         '  node [shape=box, fontname="Helvetica", fontsize=10];',
         '  edge [fontname="Helvetica", fontsize=9];',
     ]
-    for n, d in g.nodes(data=True):
-        lines = [f"{n}" + (f"  [phase {d['phase']}]" if d.get("phase") else "")]
+    for n, d in states_in_order(g):
+        head = str(n) + (f"  [phase {d['phase']}]" if d.get("phase") else "")
         if d["is_initial"]:
-            lines.append("initial state")
-        lines += list(d["changed"])
-        attrs = [f"label={_label(lines)}"]
+            lines = [("", head), ("", "initial state")]
+        else:
+            lines = [("", head), ("", f"{d['index']}. {KIND_TAGS.get(d['kind'], '')}{d['label']}")]
+            lines += [("  ", c) for c in d["changes"]] or [("  ", "(nothing changed)")]
+        attrs: list[tuple[str, str]] = []
         if d["is_violation"]:
-            lines.append(f"VIOLATES {g.graph['property']}: {g.graph['violation']}")
-            attrs = [f"label={_label(lines)}", "style=filled", "fillcolor=salmon", "color=red", "penwidth=2"]
-        out.append(f"  {n} [{', '.join(attrs)}];")
-    for u, v, d in sorted(g.edges(data=True), key=lambda e: e[2]["index"]):
-        color = COLORS.get(d["kind"], "black")
-        text = f"{d['index']}. {d['actor']}: {d['label']}"
-        style = ", style=bold, penwidth=2" if d["is_fault"] else ""
-        out.append(f"  {u} -> {v} [label={_q(text)}, color={color}, fontcolor={color}{style}];")
+            lines += [("", ""), ("", f"VIOLATES {prop}:"), ("", message)]
+            attrs += [
+                ("style", '"filled,bold"'),
+                ("fillcolor", '"#ff9999"'),
+                ("color", "red"),
+                ("penwidth", "2"),
+            ]
+        elif d["is_fault"]:
+            attrs += [("style", "bold"), ("color", "red"), ("penwidth", "2")]
+        elif d["kind"] == "timeout":
+            attrs += [("color", "darkorange"), ("penwidth", "2")]
+        elif d["is_initial"]:
+            attrs += [("style", "rounded")]
+        out.append(f"  {_quote(str(n))} [{_attrs([('label', _left(lines)), *attrs])}];")
+    nodes = {d["index"]: n for n, d in g.nodes(data=True)}
+    for d in steps_in_order(g):
+        color = EDGE_COLORS.get(d["kind"], "black")
+        text = f"{d['index']}. {KIND_TAGS.get(d['kind'], '')}{d['actor']}: {d['action']}"
+        attrs = [("label", _quote(text)), ("color", color), ("fontcolor", color)]
+        if d["is_fault"]:
+            attrs += [("style", "bold"), ("penwidth", "2")]
+        elif d["kind"] == "timeout":
+            attrs += [("style", "dashed"), ("penwidth", "2")]
+        u, v = nodes[d["index"] - 1], nodes[d["index"]]
+        out.append(f"  {_quote(str(u))} -> {_quote(str(v))} [{_attrs(attrs)}];")
     out.append("}")
     return "\n".join(out) + "\n"

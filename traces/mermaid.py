@@ -1,41 +1,91 @@
-"""A Mermaid sequence diagram of a counterexample: lifelines, messages as arrows, faults as notes."""
+"""A Mermaid sequence diagram of a counterexample: lifelines, messages as arrows, faults as notes.
+
+Paste the text into any Mermaid renderer (GitHub renders ```` ```mermaid ```` blocks). Messages are arrows
+(``-->>`` for receives), faults sit in red boxes marked ⚡, timeouts are notes marked ⏱, the coordinator's
+rebalance phase is noted whenever it changes, and a final note across every lifeline states the violation.
+"""
 
 from __future__ import annotations
 
+import re
+from typing import Any
+
 import networkx as nx
 
-from traces.graph import steps_in_order
+from traces.graph import as_graph, steps_in_order
+
+_ID = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+_KEYWORDS = {"end", "participant", "actor", "note", "loop", "alt", "else", "opt", "par", "rect", "and"}
 
 
-def _esc(text: str) -> str:
-    return text.replace(";", ",").replace("#", "#35;").replace("\n", " ")
+def escape(text: str) -> str:
+    """Label text Mermaid accepts: no ``;`` (a statement break), ``#`` as an entity, one line."""
+    return " ".join(str(text).replace(";", ",").replace("#", "#35;").split())
 
 
-def to_mermaid(g: nx.MultiDiGraph) -> str:
-    lifelines = list(g.graph["lifelines"])
+def _ids(names: list[str]) -> dict[str, str]:
+    """A Mermaid identifier for each lifeline (the name itself when it is a plain identifier)."""
+    out: dict[str, str] = {}
+    for i, name in enumerate(names):
+        if _ID.fullmatch(name) and name.lower() not in _KEYWORDS:
+            out[name] = name
+        else:
+            alias = f"L{i}"
+            while alias in names or alias in out.values():
+                alias += "_"
+            out[name] = alias
+    return out
+
+
+def to_mermaid(doc_or_graph: dict[str, Any] | nx.MultiDiGraph) -> str:
+    """The ``sequenceDiagram`` text of a trace document or of its graph."""
+    g = as_graph(doc_or_graph)
+    lifelines = [str(x) for x in g.graph["lifelines"]]
+    steps = steps_in_order(g)
+    # actors, sources or targets outside the declared lifelines still get a column (after them)
+    extra = [
+        x
+        for d in steps
+        for x in (d.get("src"), d.get("dst"))
+        if isinstance(x, str) and x and x not in lifelines
+    ]
+    columns = lifelines + list(dict.fromkeys(extra)) or ["trace"]  # never zero columns to hang notes on
+    ids = _ids(columns)
+    span = f"{ids[columns[0]]},{ids[columns[-1]]}" if len(columns) > 1 else ids[columns[0]]
+
+    def over(actor: str) -> str:
+        return ids[actor] if actor in ids else span
+
     out = ["sequenceDiagram"]
-    out += [f"    participant {name}" for name in lifelines]
-    phase = None
-    for d in steps_in_order(g):
-        if d.get("phase") != phase and d.get("phase") is not None:
-            phase = d["phase"]
-            if phase:
-                out.append(f"    Note over {lifelines[0]},{lifelines[-1]}: rebalance phase {phase}")
-        label = _esc(f"{d['index']}. {d['label']}")
-        actor = d["actor"] if d["actor"] in lifelines else lifelines[0]
+    for name in columns:
+        out.append(f"    participant {ids[name]}" + ("" if ids[name] == name else f" as {escape(name)}"))
+    phase: int | None = None
+    for d in steps:
+        p = d.get("phase")
+        if p is not None and p != phase:
+            if p or phase:  # phase 0 is only worth saying when a rebalance just ended
+                out.append(f"    Note over {span}: {'phase ' + str(p) if p else 'phase 0 (no rebalance)'}")
+            phase = p
+        label = escape(f"{d['index']}. {d['label']}")
+        src, dst = d.get("src"), d.get("dst")
+        arrow = src in ids and dst in ids
         if d["kind"] == "fault":
-            out.append("    rect rgb(255, 225, 225)")
-            out.append(f"    Note over {actor}: ⚡ {label}")
+            out.append("    rect rgb(255, 230, 230)")
+            if arrow:
+                out.append(f"    {ids[src]}-){ids[dst]}: ⚡ {label}")
+            else:
+                out.append(f"    Note over {over(d['actor'])}: ⚡ {label}")
             out.append("    end")
         elif d["kind"] == "timeout":
-            out.append(f"    Note over {actor}: ⏱ {label}")
-        elif d.get("src") in lifelines and d.get("dst") in lifelines:
-            arrow = "-->>" if d["kind"] == "receive" else "->>"
-            out.append(f"    {d['src']}{arrow}{d['dst']}: {label}")
+            out.append(f"    Note over {over(d['actor'])}: ⏱ {label}")
+        elif arrow:
+            out.append(f"    {ids[src]}{'-->>' if d['kind'] == 'receive' else '->>'}{ids[dst]}: {label}")
         else:
-            out.append(f"    Note over {actor}: {label}")
-    message = _esc(f"VIOLATED {g.graph['property']}: {g.graph['violation']}")
+            out.append(f"    Note over {over(d['actor'])}: {label}")
+    message = escape(
+        f"VIOLATED {g.graph['property']} at step {g.graph['violation_step']}: {g.graph['violation']}"
+    )
     out.append("    rect rgb(255, 200, 200)")
-    out.append(f"    Note over {lifelines[0]},{lifelines[-1]}: {message}")
+    out.append(f"    Note over {span}: {message}")
     out.append("    end")
     return "\n".join(out) + "\n"

@@ -1,42 +1,66 @@
-"""A plain-text narration of a counterexample: what happened, step by step, and what broke."""
+"""A plain-text narration of a counterexample: what happened, step by step, and what broke.
+
+::
+
+    scenario: gc-pause-zombie-fetch
+      The same GC pause as ...
+    property: exclusive-fetch — no partition is fetched by two consumers at once
+    bounds:   2 consumers, 2 brokers, ...
+    stats:    distinct states 1234, states generated 5678, depth 9
+
+       1. [phase 1] C1 → B1  JoinGroup(member=-, gen=0)
+            changed: C1.awaiting=JoinGroup@B1, B1.phase=1
+       2. FAULT C1  GcPause(C1)
+            changed: C1.paused=true
+    ...
+    VIOLATION at step 9: exclusive-fetch — partition t0-0: C1 and C2 are both fetching
+"""
 
 from __future__ import annotations
 
-import json
 import textwrap
 from typing import Any
 
+import networkx as nx
 
-def narrate(doc: dict[str, Any]) -> str:
-    sc = doc["scenario"]
-    prop = doc["property"]
-    st = doc["stats"]
-    lines = [f"scenario: {sc.get('name', '?')}"]
-    if sc.get("description"):
+from traces.graph import as_graph, states_in_order, steps_in_order
+
+WIDTH = 100
+KIND_TAGS = {"fault": "FAULT ", "timeout": "TIMEOUT "}
+
+
+def _stats(stats: dict[str, Any]) -> str:
+    return ", ".join(f"{str(k).replace('_', ' ')} {v}" for k, v in stats.items()) or "(none)"
+
+
+def narrate(doc_or_graph: dict[str, Any] | nx.MultiDiGraph) -> str:
+    """The narration of a trace document (or of its graph) as text ending in a newline."""
+    g = as_graph(doc_or_graph)
+    a = g.graph
+    lines = [f"scenario: {a['scenario'] or '?'}"]
+    if a.get("description"):
         lines += textwrap.wrap(
-            " ".join(str(sc["description"]).split()), 100, initial_indent="  ", subsequent_indent="  "
+            " ".join(str(a["description"]).split()), WIDTH, initial_indent="  ", subsequent_indent="  "
         )
-    lines.append(f"property: {prop['name']} — {prop.get('description', '')}")
-    lines.append(f"bounds:   {doc['bounds']}")
-    lines.append(
-        f"search:   {st.get('distinct_states')} distinct states, {st.get('states_generated')} generated, "
-        f"depth {st.get('depth')}"
-    )
+    desc = " ".join(str(a.get("property_description", "")).split())
+    lines.append(f"property: {a['property']}" + (f" — {desc}" if desc else ""))
+    lines.append(f"bounds:   {a['bounds']}")
+    lines.append(f"stats:    {_stats(a.get('stats') or {})}")
     lines.append("")
-    for step in doc["steps"]:
-        phase = f"[phase {step['phase']}] " if step.get("phase") else ""
-        tag = {"fault": "FAULT ", "timeout": "TIMEOUT "}.get(step["kind"], "")
-        who = f"{step['src']} → {step['dst']}" if step.get("src") and step.get("dst") else step["actor"]
-        lines.append(f"{step['index']:>4}. {phase}{tag}{who}  {step['label']}")
-        if step["changed"]:
-            vals = []
-            for key in step["changed"]:
-                actor, _, field = key.partition(".")
-                vals.append(
-                    f"{key}={json.dumps(step['state'].get(actor, {}).get(field), ensure_ascii=False)}"
-                )
-            lines.append("        changed: " + ", ".join(vals))
-    v = doc["violation"]
-    lines.append("")
-    lines.append(f"VIOLATION at step {v['step']}: {v['property']} — {v['message']}")
-    return "\n".join(lines) + "\n"
+    states = {d["index"]: d for _, d in states_in_order(g)}
+    steps = steps_in_order(g)
+    width = len(str(len(steps))) + 2
+    for d in steps:
+        phase = f"[phase {d['phase']}] " if d.get("phase") else ""  # 0 / null: no rebalance running
+        tag = KIND_TAGS.get(d["kind"], "")
+        who = f"{d['src']} → {d['dst']}" if d.get("src") and d.get("dst") else d["actor"]
+        lines.append(f"{d['index']:>{width}}. {phase}{tag}{who}  {d['label']}")
+        changes = states[d["index"]]["changes"]
+        lines.append(" " * (width + 2) + "changed: " + (", ".join(changes) if changes else "(nothing)"))
+    if steps:
+        lines.append("")
+    step = a["violation_step"]
+    where = f"step {step}" + (" (the initial state)" if step == 0 else "")
+    lines.append(f"VIOLATION at {where}: {a['property']} — {a['violation']}")
+    # a label or value holding a line break must not start a line of its own
+    return "\n".join(" ".join(line.splitlines()) for line in lines) + "\n"
