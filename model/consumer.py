@@ -21,7 +21,7 @@ from __future__ import annotations
 from dataclasses import replace
 
 from model.config import Config
-from model.coordinator import drop_connection
+from model.coordinator import close_connection
 from model.network import link, link_index, pop_at_consumer, to_broker
 from model.state import (
     GONE,
@@ -36,6 +36,7 @@ from model.state import (
     STOPPED,
     UNKNOWN_CONSUMER,
     Consumer,
+    History,
     Link,
     Msg,
     World,
@@ -157,10 +158,17 @@ def receive(cfg: Config, w: World, c: int, b: int) -> World | None:
         if err == ILLEGAL_GENERATION:
             cons = _stop(cfg, cons)
     elif msg.kind == "OffsetCommitResponse":
-        cons = replace(cons, dirty=False)
-        if err == ILLEGAL_GENERATION:
-            cons = _stop(cfg, cons)
+        if err == OK:
+            w = replace(w, hist=_acknowledged(w.hist, msg))
+            # records fetched while the commit was in flight still need committing
+            dirty = tuple(zip(cons.assignment, cons.positions, strict=True)) != msg.offsets
+            cons = replace(cons, dirty=dirty)
+        else:
+            cons = replace(cons, dirty=False)  # the commit failed: those offsets are given up
+            if err == ILLEGAL_GENERATION:
+                cons = _stop(cfg, cons)
     elif msg.kind == "JoinGroupResponse" and err == OK:
+        w = replace(w, hist=replace(w.hist, max_issued=max(w.hist.max_issued, msg.generation)))
         slots = tuple(s for s, _ in msg.offsets)
         cons = replace(
             cons,
@@ -173,6 +181,14 @@ def receive(cfg: Config, w: World, c: int, b: int) -> World | None:
             dirty=False,
         )
     return replace(w, consumers=tset(w.consumers, c, cons), links=links)
+
+
+def _acknowledged(hist: History, msg: Msg) -> History:
+    """The consumer has received an acknowledgement for the offsets in ``msg``."""
+    acked = hist.acked
+    for slot, off in msg.offsets:
+        acked = tset(acked, slot, max(acked[slot], off))
+    return replace(hist, acked=acked)
 
 
 def coordinator_timeout(cfg: Config, w: World, c: int) -> World | None:
@@ -197,10 +213,5 @@ def coordinator_timeout(cfg: Config, w: World, c: int) -> World | None:
     # broker still holds for it (the response would have nowhere to go)
     i = link_index(cfg, c, b)
     links = tset(w.links, i, Link(cut=ln.cut))
-    br = drop_connection(br, c)
-    return replace(
-        w,
-        consumers=tset(w.consumers, c, _rediscover(cons)),
-        brokers=tset(w.brokers, b, br),
-        links=links,
-    )
+    w = replace(w, consumers=tset(w.consumers, c, _rediscover(cons)), links=links)
+    return close_connection(cfg, w, b, c)

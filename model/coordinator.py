@@ -26,7 +26,7 @@ from dataclasses import replace
 
 from model.assignors import ASSIGNORS
 from model.config import Config
-from model.network import link, pop_at_broker, to_consumer
+from model.network import link, link_index, pop_at_broker, to_consumer
 from model.state import (
     CATCHUP,
     GONE,
@@ -70,7 +70,7 @@ def holds_request_of(br: Broker, c: int) -> bool:
     return any(e[0] == c for e in br.late) or any(e[0] == c and c not in br.answered for e in br.joined)
 
 
-def drop_connection(br: Broker, c: int) -> Broker:
+def _drop_held(br: Broker, c: int) -> Broker:
     """Consumer ``c``'s connection closed: a JoinGroup held for it has nowhere to be answered."""
     if not br.late and not br.joined:
         return br
@@ -79,6 +79,16 @@ def drop_connection(br: Broker, c: int) -> Broker:
         joined=tuple(e for e in br.joined if e[0] != c or c in br.answered),
         late=tuple(e for e in br.late if e[0] != c),
     )
+
+
+def close_connection(cfg: Config, w: World, b: int, c: int) -> World:
+    """Drop what broker ``b`` holds for consumer ``c``; if that was the last response a rebalance waited
+    for, the rebalance completes (it no longer waits for a consumer it cannot answer)."""
+    br = w.brokers[b]
+    dropped = _drop_held(br, c)
+    if dropped is br:
+        return w
+    return _finish_if_done(cfg, _set(w, b, dropped), b)
 
 
 def _learn(br: Broker, trigger: str, expired: tuple[int, int] | None = None) -> Broker:
@@ -125,20 +135,22 @@ def _reply(cfg: Config, w: World, b: int, br: Broker, c: int, links: tuple[Link,
 def _heartbeat(cfg: Config, w: World, b: int, br: Broker, c: int, msg: Msg, links: tuple[Link, ...]) -> World:
     mid = msg.member_id
     if mid not in _member_ids(br):
-        if br.role == PREPARE and br.expired == (mid, c) and not br.notified and not br.joined:
-            # slow consumer step 3: its heartbeat came before anyone was told to rejoin: cancel
-            members = tuple(sorted((*br.members, (mid, c))))
-            br = replace(br, members=members, role=STEADY, phase=0, trigger=None, expired=None)
-            return _reply(cfg, w, b, br, c, links, Msg("HeartbeatResponse"))
+        if (mid, c) in br.dead:
+            if br.expired == (mid, c) and not br.notified and not br.joined:
+                # slow consumer step 3: its heartbeat came before any other member's: cancel
+                members = tuple(sorted((*br.members, (mid, c))))
+                br = replace(br, members=members, role=STEADY, phase=0, trigger=None, expired=None, dead=())
+                return _reply(cfg, w, b, br, c, links, Msg("HeartbeatResponse"))
+            # slow consumer step 4: the rebalance goes on and the slow member is told to rejoin too
+            return _reply(cfg, w, b, br, c, links, Msg("HeartbeatResponse", error=ILLEGAL_GENERATION))
         if cfg.switches.member_id_check:
             return _reply(cfg, w, b, br, c, links, Msg("HeartbeatResponse", error=UNKNOWN_CONSUMER))
+    if br.trigger is not None or br.role in (PREPARE, REBALANCING):
+        br = replace(br, notified=True)  # another member's heartbeat: a slow member can no longer cancel
     if br.role == REBALANCING and msg.generation == br.generation:
         # phase 5: a member that already has its response heartbeats with the new generation
         return _reply(cfg, w, b, br, c, links, Msg("HeartbeatResponse"))
-    if br.role in (PREPARE, REBALANCING):
-        br = replace(br, notified=True)
-        return _reply(cfg, w, b, br, c, links, Msg("HeartbeatResponse", error=ILLEGAL_GENERATION))
-    if msg.generation != br.generation:
+    if br.role in (PREPARE, REBALANCING) or msg.generation != br.generation:
         return _reply(cfg, w, b, br, c, links, Msg("HeartbeatResponse", error=ILLEGAL_GENERATION))
     return _reply(cfg, w, b, br, c, links, Msg("HeartbeatResponse"))
 
@@ -151,14 +163,12 @@ def _commit(cfg: Config, w: World, b: int, br: Broker, c: int, msg: Msg, links: 
         return _reply(cfg, w, b, br, c, links, Msg("OffsetCommitResponse", error=ILLEGAL_GENERATION))
     hist = w.hist
     current = max(w.log.generation, hist.max_issued)
-    offsets, acked = br.offsets, hist.acked
+    offsets = br.offsets
     for slot, off in msg.offsets:
         stale = gen < current or (gen == br.generation and br.ownership[slot] != mid)
         if stale and hist.stale_commit is None:
             hist = replace(hist, stale_commit=(c, slot, gen, current))
         offsets = tset(offsets, slot, off)
-        acked = tset(acked, slot, off)
-    hist = replace(hist, acked=acked)
     br = replace(br, offsets=offsets)
     log = w.log
     if cfg.switches.persist_before_respond:
@@ -166,17 +176,26 @@ def _commit(cfg: Config, w: World, b: int, br: Broker, c: int, msg: Msg, links: 
     elif REC_OFFSETS not in br.unwritten:
         br = replace(br, unwritten=(*br.unwritten, REC_OFFSETS))
     w = replace(w, hist=hist, log=log)
-    return _reply(cfg, w, b, br, c, links, Msg("OffsetCommitResponse"))
+    # the response echoes what was committed: the consumer knows which of its positions are now safe
+    return _reply(cfg, w, b, br, c, links, Msg("OffsetCommitResponse", offsets=msg.offsets))
 
 
 def _join(cfg: Config, w: World, b: int, br: Broker, c: int, msg: Msg, links: tuple[Link, ...]) -> World:
     mid = msg.member_id
-    if mid is not None and mid not in _member_ids(br) and cfg.switches.member_id_check:
+    # a member declared dead in the rebalance under way may still rejoin with its id (slow consumer 5)
+    known = mid is None or mid in _member_ids(br) or (mid, c) in br.dead
+    if not known and cfg.switches.member_id_check:
         return _reply(cfg, w, b, br, c, links, Msg("JoinGroupResponse", error=UNKNOWN_CONSUMER))
     entry = (c, mid)
     joined = tuple(e for e in br.joined if e[0] != c)
     late = tuple(e for e in br.late if e[0] != c)
+    if br.role == REBALANCING and not br.answered:
+        # slow consumer step 5: no JoinGroup response has gone out yet: include it in this generation
+        br = replace(br, joined=tuple(sorted((*joined, entry), key=_entry_key)), late=late)
+        w, br = _assign(cfg, replace(w, links=links), br)
+        return _schedule_write(cfg, w, b, br)
     if br.role == REBALANCING:
+        # slow consumer step 6: responses already went out: it waits for the round that follows
         br = replace(br, late=tuple(sorted((*late, entry), key=_entry_key)))
     else:
         br = replace(br, joined=tuple(sorted((*joined, entry), key=_entry_key)), late=late)
@@ -203,7 +222,7 @@ def begin_rebalance(cfg: Config, w: World, b: int) -> World | None:
     br = _active(w, b)
     if br is None or br.role != STEADY or br.trigger is None:
         return None
-    return _set(w, b, replace(br, role=PREPARE, phase=3 if br.joined else 2, notified=False))
+    return _set(w, b, replace(br, role=PREPARE, phase=3 if br.joined else 2))
 
 
 def complete_join(cfg: Config, w: World, b: int) -> World | None:
@@ -214,6 +233,13 @@ def complete_join(cfg: Config, w: World, b: int) -> World | None:
     joined_ids = {m for _, m in br.joined if m is not None}
     if any(m not in joined_ids for m in _member_ids(br)):
         return None
+    br = replace(br, role=REBALANCING, generation=br.generation + 1, answered=(), expired=None, trigger=None)
+    w, br = _assign(cfg, w, br)
+    return _schedule_write(cfg, w, b, br)
+
+
+def _assign(cfg: Config, w: World, br: Broker) -> tuple[World, Broker]:
+    """Give member ids to new members and compute the ownership for everyone who joined this round."""
     hist = w.hist
     joined = []
     for c, mid in br.joined:
@@ -227,22 +253,16 @@ def complete_join(cfg: Config, w: World, b: int) -> World | None:
         for s in slots:
             ownership[s] = m
     br = replace(
-        br,
-        role=REBALANCING,
-        phase=4,
-        generation=br.generation + 1,
-        members=members,
-        ownership=tuple(ownership),
-        sizes=w.sizes,
-        joined=tuple(joined),
-        answered=(),
-        expired=None,
-        trigger=None,
+        br, phase=4, members=members, ownership=tuple(ownership), sizes=w.sizes, joined=tuple(joined)
     )
+    return replace(w, hist=hist), br
+
+
+def _schedule_write(cfg: Config, w: World, b: int, br: Broker) -> World:
+    """Queue the phase-4 record(s); with ``persist_before_respond`` the first is written in this step."""
     records = (REC_GROUP,) if cfg.switches.atomic_generation_write else (REC_MEMBERS, REC_GROUP)
-    w = replace(w, hist=hist)
     if cfg.switches.persist_before_respond:
-        # the first record is written in this same step; a non-atomic write leaves the second for later
+        # a non-atomic write leaves the second record for a later step
         w = _write(w, br, records[0])
         br = replace(br, unwritten=(*br.unwritten, *records[1:]))
     else:
@@ -290,9 +310,8 @@ def respond_join_group(cfg: Config, w: World, b: int) -> World | None:
     assert mid is not None
     assignment = tuple((s, br.offsets[s]) for s, owner in enumerate(br.ownership) if owner == mid)
     links = to_consumer(cfg, w.links, c, b, Msg("JoinGroupResponse", mid, br.generation, OK, assignment))
-    hist = replace(w.hist, max_issued=max(w.hist.max_issued, br.generation))
     br = replace(br, answered=(*br.answered, c), phase=5)
-    return _finish_if_done(cfg, _set(w, b, br, links=links, hist=hist), b)
+    return _finish_if_done(cfg, _set(w, b, br, links=links), b)
 
 
 def _finish_if_done(cfg: Config, w: World, b: int) -> World:
@@ -301,11 +320,11 @@ def _finish_if_done(cfg: Config, w: World, b: int) -> World:
         return w
     if cfg.switches.persist_before_respond and _group_unwritten(br):
         return w
-    done = replace(br, role=STEADY, phase=0, joined=(), answered=(), notified=False)
+    done = replace(br, role=STEADY, phase=0, joined=(), answered=(), notified=False, expired=None, dead=())
     if br.late or br.again:
         # slow consumer step 6: another rebalance follows at once, with the JoinGroups held for it
         done = replace(done, trigger="member-join" if br.late else "member-change", phase=1)
-        done = replace(done, joined=br.late, late=(), again=False)
+        done = replace(done, joined=br.late, late=(), again=False, dead=br.dead)
     return _set(w, b, done)
 
 
@@ -337,8 +356,12 @@ def session_expired(cfg: Config, w: World, b: int, mid: int) -> World | None:
     if not cause:
         return None
     members = tuple(m for m in br.members if m[0] != mid)
-    br = _learn(replace(br, members=members), "member-dead", expired=(mid, c))
-    return _set(w, b, br)
+    dead = tuple(sorted((*br.dead, (mid, c))))
+    br = _learn(replace(br, members=members, dead=dead), "member-dead", expired=(mid, c))
+    # seed 000 slow consumer step 1: it "marks the consumer dead and closes its socket": what is in
+    # flight on that connection is lost
+    i = link_index(cfg, c, b)
+    return _set(w, b, br, links=tset(w.links, i, Link(cut=w.links[i].cut)))
 
 
 def _response_in_flight(cfg: Config, w: World, b: int, c: int, mid: int) -> bool:

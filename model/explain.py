@@ -290,16 +290,18 @@ def violation_message(cfg: Config, prop: str, w: World) -> str:
             ):
                 return (
                     f"{broker_name(b)} serves the group at generation {br.generation} although generation "
-                    f"{w.hist.max_issued} was already handed to a consumer"
+                    f"{w.hist.max_issued} was already received by a consumer"
                 )
     if prop == "no-lost-commit":
         for b, br in enumerate(w.brokers):
-            if br.up and br.role in ("steady", "prepare", "rebalancing") and br.offsets != w.hist.acked:
-                lost = [
-                    f"{cfg.slot_name(s)}: has {br.offsets[s]}, acked {w.hist.acked[s]}"
-                    for s in cfg.existing_slots(w.sizes)
-                    if br.offsets[s] != w.hist.acked[s]
-                ]
+            if not br.up or br.role not in ("steady", "prepare", "rebalancing"):
+                continue
+            lost = [
+                f"{cfg.slot_name(s)}: has {br.offsets[s]}, a consumer was acknowledged {w.hist.acked[s]}"
+                for s in cfg.existing_slots(w.sizes)
+                if br.offsets[s] < w.hist.acked[s]
+            ]
+            if lost:
                 return f"{broker_name(b)} lost acknowledged commits ({'; '.join(lost)})"
     if prop == "complete-assignment" and w.leader is not None:
         br = w.brokers[w.leader]

@@ -18,7 +18,7 @@ from __future__ import annotations
 from dataclasses import replace
 
 from model.config import Config
-from model.coordinator import drop_connection, fresh_coordinator
+from model.coordinator import close_connection, fresh_coordinator
 from model.network import clear_broker_links, clear_consumer_links, link_index, to_broker
 from model.state import (
     ABSENT,
@@ -138,8 +138,10 @@ def consumer_crash(cfg: Config, w: World, c: int) -> World | None:
     if w2 is None:
         return None
     links = clear_consumer_links(cfg, w2.links, c)
-    brokers = tuple(drop_connection(br, c) for br in w2.brokers)
-    return replace(w2, consumers=tset(w2.consumers, c, Consumer(DOWN)), brokers=brokers, links=links)
+    w2 = replace(w2, consumers=tset(w2.consumers, c, Consumer(DOWN)), links=links)
+    for b in range(len(w2.brokers)):
+        w2 = close_connection(cfg, w2, b, c)
+    return w2
 
 
 def consumer_restart(cfg: Config, w: World, c: int) -> World | None:

@@ -1,7 +1,7 @@
 """Safety properties of a consumer group (PROTOCOL.md "Properties"), as predicates on a :class:`World`.
 
 The group's *current generation* is the newest one the group has reached: the larger of the log's
-generation and the highest generation ever sent to a consumer in a JoinGroup response.
+generation and the highest generation a consumer has received in a JoinGroup response.
 """
 
 from __future__ import annotations
@@ -47,13 +47,18 @@ def no_stale_commit(w: World) -> bool:
 
 
 def generation_monotonic(w: World) -> bool:
-    """A serving coordinator never has a generation older than one already handed to a consumer."""
+    """A serving coordinator never has a generation older than one a consumer has already received."""
     return all(b.generation >= w.hist.max_issued for b in w.brokers if b.up and b.role in SERVING)
 
 
 def no_lost_commit(w: World) -> bool:
-    """Every serving coordinator's committed offsets equal the last ones acknowledged to a consumer."""
-    return all(b.offsets == w.hist.acked for b in w.brokers if b.up and b.role in SERVING)
+    """No serving coordinator's committed offset is below one whose commit a consumer has received an
+    acknowledgement for (an acknowledged commit is never lost or rolled back)."""
+    return all(
+        all(have >= acked for have, acked in zip(b.offsets, w.hist.acked, strict=True))
+        for b in w.brokers
+        if b.up and b.role in SERVING
+    )
 
 
 def complete_assignment(cfg: Config, w: World) -> bool:

@@ -103,7 +103,8 @@ class Broker:
     answered: tuple[int, ...] = ()  # consumers sent their JoinGroup response (phase 5)
     again: bool = False  # a member left or died during phase 4/5: rebalance again after this one
     expired: tuple[int, int] | None = None  # (member id, consumer) whose expiry started this rebalance
-    notified: bool = False  # an IllegalGeneration has been sent in this rebalance
+    notified: bool = False  # another member's heartbeat arrived since the trigger (seed 000 slow consumer 3)
+    dead: tuple[tuple[int, int], ...] = ()  # (member id, consumer) declared dead in the rebalance under way
     unwritten: tuple[str, ...] = ()  # log records still to write, in order
 
 
@@ -134,8 +135,8 @@ class Budget:
 class History:
     """Variables kept only to state properties; no actor reads them."""
 
-    max_issued: int = 0  # the highest generation ever sent in a JoinGroup response
-    acked: tuple[int, ...] = ()  # per slot, the offset of the last commit acknowledged to a consumer
+    max_issued: int = 0  # the highest generation a consumer has received in a JoinGroup response
+    acked: tuple[int, ...] = ()  # per slot, the highest offset a consumer has received a commit ack for
     stale_commit: tuple[int, int, int, int] | None = None  # (consumer, slot, generation, current)
     next_member_id: int = 1  # member ids are unique values handed out by coordinators (UUIDs in Kafka)
 

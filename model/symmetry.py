@@ -25,6 +25,7 @@ def _ids(w: World) -> set[int]:
         ids.update(m for _, m in (*br.joined, *br.late) if m is not None)
         if br.expired is not None:
             ids.add(br.expired[0])
+        ids.update(m for m, _ in br.dead)
     for ln in w.links:
         for msg in (*ln.to_broker, *ln.to_consumer):
             if msg.member_id is not None:
@@ -65,6 +66,7 @@ def canonical_member_ids(w: World) -> World:
             joined=entries(b.joined),
             late=entries(b.late),
             expired=None if b.expired is None else (ren[b.expired[0]], b.expired[1]),
+            dead=members(b.dead),
         )
 
     log: Log = replace(w.log, members=members(w.log.members), ownership=owners(w.log.ownership))
