@@ -15,6 +15,7 @@ from model.network import link
 from model.properties import DESCRIPTIONS, current_generation
 from model.scenario import DEADLOCK, Scenario
 from model.state import OK, Msg, World
+from traces import changed_fields
 
 SCHEMA = "groupcheck-trace/1"
 SENDS = ("JoinGroup", "Heartbeat", "OffsetCommit", "LeaveGroup")
@@ -144,15 +145,6 @@ def _stale_text(cfg: Config, w: World) -> str | None:
         return None
     c, s, g, cur = w.hist.stale_commit
     return f"{consumer_name(c)} committed {cfg.slot_name(s)} with gen {g} while the group was at gen {cur}"
-
-
-def _flat(d: dict[str, dict[str, Any]]) -> dict[str, Any]:
-    return {f"{a}.{k}": v for a, fields in d.items() for k, v in fields.items()}
-
-
-def changed(before: dict[str, dict[str, Any]], after: dict[str, dict[str, Any]]) -> list[str]:
-    fb, fa = _flat(before), _flat(after)
-    return sorted(k for k in fa if fb.get(k) != fa[k])
 
 
 def describe(cfg: Config, before: World, act: Act, after: World) -> dict[str, Any]:
@@ -337,7 +329,7 @@ def trace_document(scenario: Scenario, result: Result) -> dict[str, Any]:
                 **describe(cfg, before_w, act, step.state),
                 "phase": _phase(step.state),
                 "state": after,
-                "changed": changed(before, after),
+                "changed": changed_fields(before, after),
             }
         )
         before, before_w = after, step.state
