@@ -1,4 +1,4 @@
-"""``groupcheck`` — check scenario catalogues, replay and narrate counterexample traces.
+"""``groupcheck`` — check scenario catalogues, replay and narrate counterexample traces, prove the assignors.
 
 Exit codes: 0 every verdict as expected (``replay``: the property is violated again), 1 an unexpected
 verdict (``replay``: it is not), 2 bad input (a malformed scenario or trace file, a bad argument).
@@ -9,11 +9,13 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+import time
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
 from checker import CheckerError, Stats
 from groupcheck.runner import CheckOutcome, check_scenario, replay_trace
+from model.assignors import ASSIGNOR_NAMES
 from model.scenario import Scenario, ScenarioError, load_scenario
 from traces import TraceFormatError, load, narrate
 
@@ -118,6 +120,48 @@ def cmd_show(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
+def cmd_prove_assignors(args: argparse.Namespace) -> int:
+    from model.assignor_proofs import Bound, iter_proofs  # z3 loads only for this command
+
+    bound = Bound(args.max_members, args.max_topics, args.max_partitions)
+    compact = f"m1..{bound.members} t1..{bound.topics} p0..{bound.partitions}"
+    print(f"bound: {bound.text()}")
+    print(f"{'assignor':<19} {'property':<21} {'verdict':<24} {'expected':<15} {'bound':<19} {'seconds':>8}")
+    started = time.perf_counter()
+    results = []
+    for r in iter_proofs(bound, only=args.assignor or None):
+        results.append(r)
+        mark = "ok" if r.as_expected else "UNEXPECTED"
+        print(
+            f"{r.assignor:<19} {r.property:<21} {r.verdict:<24} {r.expected:<15} {compact:<19} "
+            f"{r.seconds:>8.2f}  {mark}"
+        )
+        if r.counterexample:
+            print(f"{'':<4}counterexample: {r.counterexample}")
+        sys.stdout.flush()
+    seconds = time.perf_counter() - started
+    bad = [r for r in results if not r.as_expected]
+    print(f"{len(results) - len(bad)} of {len(results)} results as expected in {seconds:.1f} s")
+    if args.json:
+        summary = {
+            "bound": {"members": bound.members, "topics": bound.topics, "partitions": bound.partitions},
+            "seconds": round(seconds, 3),
+            "results": [r.to_dict() for r in results],
+        }
+        Path(args.json).write_text(json.dumps(summary, indent=2) + "\n", encoding="utf-8")
+    return EXIT_UNEXPECTED if bad else EXIT_OK
+
+
+def _at_most(limit: int) -> Callable[[str], int]:
+    def parse(text: str) -> int:
+        value = _positive(text)
+        if value > limit:
+            raise argparse.ArgumentTypeError(f"must be at most {limit}, got {value}")
+        return value
+
+    return parse
+
+
 def _positive(text: str) -> int:
     try:
         value = int(text)
@@ -151,6 +195,28 @@ def build_parser() -> argparse.ArgumentParser:
     p = sub.add_parser("show", help="narrate a trace.json in plain text")
     p.add_argument("trace", metavar="TRACE.json")
     p.set_defaults(func=cmd_show)
+    p = sub.add_parser("prove-assignors", help="bounded z3 proofs of the assignors' properties")
+    p.add_argument(
+        "--max-members", type=_at_most(5), default=3, metavar="M", help="members 1..M (default 3, at most 5)"
+    )
+    p.add_argument(
+        "--max-topics", type=_at_most(4), default=2, metavar="T", help="topics 1..T (default 2, at most 4)"
+    )
+    p.add_argument(
+        "--max-partitions",
+        type=_at_most(8),
+        default=3,
+        metavar="P",
+        help="partitions 0..P per topic (default 3, at most 8)",
+    )
+    p.add_argument(
+        "--assignor",
+        action="append",
+        choices=ASSIGNOR_NAMES,
+        help="prove only this assignor's properties (repeatable; default all)",
+    )
+    p.add_argument("--json", metavar="FILE", help="write every result as JSON")
+    p.set_defaults(func=cmd_prove_assignors)
     return parser
 
 

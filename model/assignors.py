@@ -368,29 +368,36 @@ def moving_slots(
     return tuple(s for s, m in claims.items() if holder.get(s) != m)
 
 
+@functools.lru_cache(maxsize=1 << 14)
+def _everyone(
+    name: str, members: tuple[int, ...], sizes: tuple[int, ...], offsets: tuple[int, ...]
+) -> Result:
+    topics = tuple(range(len(sizes)))
+    return tuple(assign(name, [MemberSpec(m, topics) for m in members], sizes, offsets).items())
+
+
 def range_assign(
     members: Sequence[int], sizes: Sequence[int], topic_offsets: Sequence[int]
 ) -> dict[int, tuple[int, ...]]:
     """Member id -> owned slots, everyone subscribed to every topic (seed 004's RangeAssignor)."""
-    topics = tuple(range(len(sizes)))
-    return assign("range", [MemberSpec(m, topics) for m in members], sizes, topic_offsets)
+    return dict(_everyone("range", tuple(members), tuple(sizes), tuple(topic_offsets)))
 
 
-def _everyone_subscribed(
-    name: str,
-) -> Callable[[Sequence[int], Sequence[int], Sequence[int]], dict[int, tuple[int, ...]]]:
+Legacy = Callable[[Sequence[int], Sequence[int], Sequence[int]], dict[int, tuple[int, ...]]]
+
+
+def _everyone_subscribed(name: str) -> Legacy:
     def run(
         members: Sequence[int], sizes: Sequence[int], offsets: Sequence[int]
     ) -> dict[int, tuple[int, ...]]:
-        topics = tuple(range(len(sizes)))
-        return assign(name, [MemberSpec(m, topics) for m in members], sizes, offsets)
+        return dict(_everyone(name, tuple(members), tuple(sizes), tuple(offsets)))
 
     run.__name__ = f"{name.replace('-', '_')}_assign"
     return run
 
 
-ASSIGNORS: Mapping[
-    str, Callable[[Sequence[int], Sequence[int], Sequence[int]], dict[int, tuple[int, ...]]]
-] = {name: range_assign if name == "range" else _everyone_subscribed(name) for name in ASSIGNOR_NAMES}
+ASSIGNORS: Mapping[str, Legacy] = {
+    name: range_assign if name == "range" else _everyone_subscribed(name) for name in ASSIGNOR_NAMES
+}
 """Name -> ``f(member_ids, sizes, offsets)``: everyone subscribed to every topic, nothing owned (the
-callers that predate :func:`assign`)."""
+callers that predate :func:`assign`; the model's coordinator calls these once per rebalance)."""
