@@ -15,6 +15,7 @@ from pathlib import Path
 
 from checker import CheckerError, Stats
 from groupcheck.runner import CheckOutcome, check_scenario, replay_trace
+from model.assignor_proofs import DEFAULT_BOUND, Bound, iter_proofs
 from model.assignors import ASSIGNOR_NAMES
 from model.scenario import Scenario, ScenarioError, load_scenario
 from traces import TraceFormatError, load, narrate
@@ -121,8 +122,6 @@ def cmd_show(args: argparse.Namespace) -> int:
 
 
 def cmd_prove_assignors(args: argparse.Namespace) -> int:
-    from model.assignor_proofs import Bound, iter_proofs  # z3 loads only for this command
-
     bound = Bound(args.max_members, args.max_topics, args.max_partitions)
     compact = f"m1..{bound.members} t1..{bound.topics} p0..{bound.partitions}"
     print(f"bound: {bound.text()}")
@@ -196,19 +195,16 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("trace", metavar="TRACE.json")
     p.set_defaults(func=cmd_show)
     p = sub.add_parser("prove-assignors", help="bounded z3 proofs of the assignors' properties")
-    p.add_argument(
-        "--max-members", type=_at_most(5), default=3, metavar="M", help="members 1..M (default 3, at most 5)"
-    )
-    p.add_argument(
-        "--max-topics", type=_at_most(4), default=2, metavar="T", help="topics 1..T (default 2, at most 4)"
-    )
-    p.add_argument(
-        "--max-partitions",
-        type=_at_most(8),
-        default=3,
-        metavar="P",
-        help="partitions 0..P per topic (default 3, at most 8)",
-    )
+    limits = {"members": 5, "topics": 4, "partitions": 8}
+    for what, letter, low in (("members", "M", 1), ("topics", "T", 1), ("partitions", "P", 0)):
+        default = getattr(DEFAULT_BOUND, what)
+        p.add_argument(
+            f"--max-{what}",
+            type=_at_most(limits[what]),
+            default=default,
+            metavar=letter,
+            help=f"{what} {low}..{letter} (default {default}, at most {limits[what]})",
+        )
     p.add_argument(
         "--assignor",
         action="append",

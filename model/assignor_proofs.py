@@ -55,7 +55,7 @@ AssignFn = Callable[..., dict[int, tuple[int, ...]]]
 class Bound:
     members: int = 3
     topics: int = 2
-    partitions: int = 3
+    partitions: int = 4
 
     def __post_init__(self) -> None:
         for name in ("members", "topics", "partitions"):
