@@ -13,6 +13,8 @@ import time
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
+import z3
+
 from checker import CheckerError, Stats
 from groupcheck.runner import CheckOutcome, check_scenario, replay_trace
 from model.assignor_proofs import DEFAULT_BOUND, Bound, iter_proofs
@@ -145,6 +147,7 @@ def cmd_prove_assignors(args: argparse.Namespace) -> int:
         summary = {
             "bound": {"members": bound.members, "topics": bound.topics, "partitions": bound.partitions},
             "seconds": round(seconds, 3),
+            "z3": z3.get_version_string(),
             "results": [r.to_dict() for r in results],
         }
         Path(args.json).write_text(json.dumps(summary, indent=2) + "\n", encoding="utf-8")
