@@ -10,7 +10,7 @@ from dataclasses import dataclass, field, fields
 
 from model.state import Budget
 
-PROTOCOLS = ("classic",)
+PROTOCOLS = ("classic", "eager")
 ASSIGNORS = ("range",)
 STARTS = ("stable", "empty")
 

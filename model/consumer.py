@@ -20,6 +20,7 @@ from __future__ import annotations
 
 from dataclasses import replace
 
+from model.assignors import ASSIGNORS
 from model.config import Config
 from model.coordinator import close_connection
 from model.network import link, link_index, pop_at_consumer, to_broker
@@ -30,10 +31,12 @@ from model.state import (
     MEMBER,
     NOT_COORDINATOR,
     OK,
+    REBALANCE_IN_PROGRESS,
     REDISCOVER,
     STARTUP,
     STARTUP_NOT_COMPLETE,
     STOPPED,
+    SYNCING,
     UNKNOWN_CONSUMER,
     Consumer,
     History,
@@ -91,6 +94,25 @@ def join_group(cfg: Config, w: World, c: int) -> World | None:
     return _send(cfg, w, c, cons, "join", Msg("JoinGroup", cons.member_id, cons.generation))
 
 
+def sync_group(cfg: Config, w: World, c: int) -> World | None:
+    """Eager protocol: after its JoinGroup response a member sends SyncGroup; the group leader's carries
+    the assignment it computed with the scenario's assignor for the topics' current sizes."""
+    cons = _idle(w, c)
+    if cons is None or cons.status != SYNCING:
+        return None
+    ownership: tuple[int | None, ...] = ()
+    sizes: tuple[int, ...] = ()
+    if cons.to_assign:
+        sizes = w.sizes
+        owners: list[int | None] = [None] * cfg.slots
+        for m, slots in ASSIGNORS[cfg.assignor](list(cons.to_assign), sizes, cfg.topic_offsets).items():
+            for s in slots:
+                owners[s] = m
+        ownership = tuple(owners)
+    msg = Msg("SyncGroup", cons.member_id, cons.generation, ownership=ownership, sizes=sizes)
+    return _send(cfg, w, c, cons, "sync", msg)
+
+
 def heartbeat(cfg: Config, w: World, c: int) -> World | None:
     cons = _idle(w, c)
     if cons is None or cons.status != MEMBER:
@@ -120,7 +142,7 @@ def fetch(cfg: Config, w: World, c: int) -> World | None:
 
 def _stop(cfg: Config, cons: Consumer) -> Consumer:
     fetching = False if cfg.switches.stop_fetching_before_rejoin else cons.fetching
-    return replace(cons, status=STOPPED, fetching=fetching)
+    return replace(cons, status=STOPPED, fetching=fetching, to_assign=())
 
 
 def _forget(cfg: Config, cons: Consumer) -> Consumer:
@@ -134,8 +156,16 @@ def _rediscover(cons: Consumer) -> Consumer:
         coordinator=None,
         awaiting=None,
         awaiting_broker=None,
-        rejoin=cons.rejoin or cons.status == STOPPED,
+        rejoin=cons.rejoin or cons.status in (STOPPED, SYNCING),
     )
+
+
+_RESPONSE_TO = {
+    "heartbeat": "HeartbeatResponse",
+    "commit": "OffsetCommitResponse",
+    "join": "JoinGroupResponse",
+    "sync": "SyncGroupResponse",
+}
 
 
 def receive(cfg: Config, w: World, c: int, b: int) -> World | None:
@@ -146,6 +176,9 @@ def receive(cfg: Config, w: World, c: int, b: int) -> World | None:
     msg, links = pop_at_consumer(cfg, w.links, c, b)
     if cons.awaiting is None or cons.awaiting_broker != b:
         return replace(w, links=links)  # a late answer to a request it gave up on
+    if msg.kind != _RESPONSE_TO[cons.awaiting]:
+        # one request at a time on a FIFO connection that is reset when closed: anything else is a bug
+        raise AssertionError(f"{msg.kind} arrived while awaiting a {cons.awaiting} response")
     cons = replace(cons, awaiting=None, awaiting_broker=None)
     err = msg.error
     if err == NOT_COORDINATOR:
@@ -155,7 +188,7 @@ def receive(cfg: Config, w: World, c: int, b: int) -> World | None:
     elif err == UNKNOWN_CONSUMER:
         cons = _forget(cfg, cons)
     elif msg.kind == "HeartbeatResponse":
-        if err == ILLEGAL_GENERATION:
+        if err in (ILLEGAL_GENERATION, REBALANCE_IN_PROGRESS):
             cons = _stop(cfg, cons)
     elif msg.kind == "OffsetCommitResponse":
         if err == OK:
@@ -165,22 +198,46 @@ def receive(cfg: Config, w: World, c: int, b: int) -> World | None:
             cons = replace(cons, dirty=dirty)
         else:
             cons = replace(cons, dirty=False)  # the commit failed: those offsets are given up
-            if err == ILLEGAL_GENERATION:
+            if err in (ILLEGAL_GENERATION, REBALANCE_IN_PROGRESS):
                 cons = _stop(cfg, cons)
-    elif msg.kind == "JoinGroupResponse" and err == OK:
-        w = replace(w, hist=replace(w.hist, max_issued=max(w.hist.max_issued, msg.generation)))
-        slots = tuple(s for s, _ in msg.offsets)
+    elif msg.kind == "JoinGroupResponse" and err == OK and cfg.protocol == "eager":
+        # eager: revoke everything, learn the id and generation; the leader learns whom to assign
         cons = replace(
             cons,
-            status=MEMBER,
+            status=SYNCING,
             member_id=msg.member_id,
             generation=msg.generation,
-            assignment=slots,
-            positions=tuple(off for _, off in msg.offsets),
-            fetching=True,
+            assignment=(),
+            positions=(),
+            fetching=False,
             dirty=False,
+            to_assign=msg.members,
         )
+    elif msg.kind == "SyncGroupResponse":
+        if err == OK:
+            w = replace(w, hist=replace(w.hist, max_issued=max(w.hist.max_issued, msg.generation)))
+            cons = _assigned(cons, msg)
+        else:
+            cons = _stop(cfg, cons)  # REBALANCE_IN_PROGRESS or ILLEGAL_GENERATION: rejoin
+    elif msg.kind == "JoinGroupResponse" and err == OK:
+        w = replace(w, hist=replace(w.hist, max_issued=max(w.hist.max_issued, msg.generation)))
+        cons = _assigned(cons, msg)
     return replace(w, consumers=tset(w.consumers, c, cons), links=links)
+
+
+def _assigned(cons: Consumer, msg: Msg) -> Consumer:
+    """Take the assignment a response carries (with the committed offsets to resume from)."""
+    return replace(
+        cons,
+        status=MEMBER,
+        member_id=msg.member_id,
+        generation=msg.generation,
+        assignment=tuple(s for s, _ in msg.offsets),
+        positions=tuple(off for _, off in msg.offsets),
+        fetching=True,
+        dirty=False,
+        to_assign=(),
+    )
 
 
 def _acknowledged(hist: History, msg: Msg) -> History:
@@ -204,7 +261,7 @@ def coordinator_timeout(cfg: Config, w: World, c: int) -> World | None:
     assert b is not None
     br = w.brokers[b]
     ln = link(cfg, w, c, b)
-    held = any(e[0] == c and c not in br.answered for e in br.joined)
+    held = c in br.syncs or any(e[0] == c and c not in br.answered for e in br.joined)
     late = any(e[0] == c for e in br.late)
     lost = not ln.to_broker and not ln.to_consumer and not held and not late
     if not (not br.up or br.paused or ln.cut or lost or (cons.awaiting == "join" and late)):

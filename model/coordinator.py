@@ -52,43 +52,52 @@ from model.state import (
 )
 
 
-def _active(w: World, b: int) -> Broker | None:
+def active_broker(w: World, b: int) -> Broker | None:
     br = w.brokers[b]
     return br if br.up and not br.paused else None
 
 
-def _set(w: World, b: int, br: Broker, **changes: object) -> World:
+def set_broker(w: World, b: int, br: Broker, **changes: object) -> World:
     return replace(w, brokers=tset(w.brokers, b, br), **changes)
 
 
-def _member_ids(br: Broker) -> tuple[int, ...]:
+def member_ids(br: Broker) -> tuple[int, ...]:
     return tuple(m for m, _ in br.members)
 
 
 def holds_request_of(br: Broker, c: int) -> bool:
-    """The broker holds a JoinGroup of consumer ``c`` it has not answered yet."""
-    return any(e[0] == c for e in br.late) or any(e[0] == c and c not in br.answered for e in br.joined)
+    """The broker holds a JoinGroup (or, eager protocol, a SyncGroup) of consumer ``c`` it has not
+    answered yet."""
+    return (
+        c in br.syncs
+        or any(e[0] == c for e in br.late)
+        or any(e[0] == c and c not in br.answered for e in br.joined)
+    )
 
 
 def _drop_held(br: Broker, c: int) -> Broker:
-    """Consumer ``c``'s connection closed: a JoinGroup held for it has nowhere to be answered."""
-    if not br.late and not br.joined:
+    """Consumer ``c``'s connection closed: a JoinGroup or SyncGroup held for it has nowhere to be
+    answered."""
+    if not br.late and not br.joined and c not in br.syncs:
         return br
     return replace(
         br,
         joined=tuple(e for e in br.joined if e[0] != c or c in br.answered),
         late=tuple(e for e in br.late if e[0] != c),
+        syncs=tuple(x for x in br.syncs if x != c),
     )
 
 
 def close_connection(cfg: Config, w: World, b: int, c: int) -> World:
-    """Drop what broker ``b`` holds for consumer ``c``; if that was the last response a rebalance waited
-    for, the rebalance completes (it no longer waits for a consumer it cannot answer)."""
+    """Drop what broker ``b`` holds for consumer ``c``; in the classic design, if that was the last
+    response a rebalance waited for, the rebalance completes (it no longer waits for a consumer it cannot
+    answer). The eager protocol keeps waiting for the leader's SyncGroup (the leader rejoins)."""
     br = w.brokers[b]
     dropped = _drop_held(br, c)
     if dropped is br:
         return w
-    return _finish_if_done(cfg, _set(w, b, dropped), b)
+    w = set_broker(w, b, dropped)
+    return _finish_if_done(cfg, w, b) if cfg.protocol == "classic" else w
 
 
 def _learn(br: Broker, trigger: str, expired: tuple[int, int] | None = None) -> Broker:
@@ -104,7 +113,7 @@ def _learn(br: Broker, trigger: str, expired: tuple[int, int] | None = None) -> 
 
 def handle(cfg: Config, w: World, b: int, c: int) -> World | None:
     """Broker ``b`` takes the next request of consumer ``c``."""
-    br = _active(w, b)
+    br = active_broker(w, b)
     if br is None or not link(cfg, w, c, b).to_broker or holds_request_of(br, c):
         return None
     msg, links = pop_at_broker(cfg, w.links, c, b)
@@ -128,39 +137,48 @@ def handle(cfg: Config, w: World, b: int, c: int) -> World | None:
     raise AssertionError(f"unknown request {kind}")
 
 
-def _reply(cfg: Config, w: World, b: int, br: Broker, c: int, links: tuple[Link, ...], msg: Msg) -> World:
+def reply(cfg: Config, w: World, b: int, br: Broker, c: int, links: tuple[Link, ...], msg: Msg) -> World:
     return replace(w, brokers=tset(w.brokers, b, br), links=to_consumer(cfg, links, c, b, msg))
 
 
 def _heartbeat(cfg: Config, w: World, b: int, br: Broker, c: int, msg: Msg, links: tuple[Link, ...]) -> World:
     mid = msg.member_id
-    if mid not in _member_ids(br):
+    if mid not in member_ids(br):
         if (mid, c) in br.dead:
             if br.expired == (mid, c) and not br.notified and not br.joined:
                 # slow consumer step 3: its heartbeat came before any other member's: cancel
                 members = tuple(sorted((*br.members, (mid, c))))
                 br = replace(br, members=members, role=STEADY, phase=0, trigger=None, expired=None, dead=())
-                return _reply(cfg, w, b, br, c, links, Msg("HeartbeatResponse"))
+                return reply(cfg, w, b, br, c, links, Msg("HeartbeatResponse"))
             # slow consumer step 4: the rebalance goes on and the slow member is told to rejoin too
-            return _reply(cfg, w, b, br, c, links, Msg("HeartbeatResponse", error=ILLEGAL_GENERATION))
+            return reply(cfg, w, b, br, c, links, Msg("HeartbeatResponse", error=ILLEGAL_GENERATION))
         if cfg.switches.member_id_check:
-            return _reply(cfg, w, b, br, c, links, Msg("HeartbeatResponse", error=UNKNOWN_CONSUMER))
+            return reply(cfg, w, b, br, c, links, Msg("HeartbeatResponse", error=UNKNOWN_CONSUMER))
     if br.trigger is not None or br.role in (PREPARE, REBALANCING):
         br = replace(br, notified=True)  # another member's heartbeat: a slow member can no longer cancel
     if br.role == REBALANCING and msg.generation == br.generation:
         # phase 5: a member that already has its response heartbeats with the new generation
-        return _reply(cfg, w, b, br, c, links, Msg("HeartbeatResponse"))
+        return reply(cfg, w, b, br, c, links, Msg("HeartbeatResponse"))
     if br.role in (PREPARE, REBALANCING) or msg.generation != br.generation:
-        return _reply(cfg, w, b, br, c, links, Msg("HeartbeatResponse", error=ILLEGAL_GENERATION))
-    return _reply(cfg, w, b, br, c, links, Msg("HeartbeatResponse"))
+        return reply(cfg, w, b, br, c, links, Msg("HeartbeatResponse", error=ILLEGAL_GENERATION))
+    return reply(cfg, w, b, br, c, links, Msg("HeartbeatResponse"))
 
 
 def _commit(cfg: Config, w: World, b: int, br: Broker, c: int, msg: Msg, links: tuple[Link, ...]) -> World:
     mid, gen = msg.member_id, msg.generation
-    if cfg.switches.member_id_check and mid not in _member_ids(br):
-        return _reply(cfg, w, b, br, c, links, Msg("OffsetCommitResponse", error=UNKNOWN_CONSUMER))
+    if cfg.switches.member_id_check and mid not in member_ids(br):
+        return reply(cfg, w, b, br, c, links, Msg("OffsetCommitResponse", error=UNKNOWN_CONSUMER))
     if cfg.switches.commit_generation_fencing and gen != br.generation:
-        return _reply(cfg, w, b, br, c, links, Msg("OffsetCommitResponse", error=ILLEGAL_GENERATION))
+        return reply(cfg, w, b, br, c, links, Msg("OffsetCommitResponse", error=ILLEGAL_GENERATION))
+    return store_commit(cfg, w, b, br, c, msg, links)
+
+
+def store_commit(
+    cfg: Config, w: World, b: int, br: Broker, c: int, msg: Msg, links: tuple[Link, ...]
+) -> World:
+    """Accept an offset commit: record it (in the log too, unless persist_before_respond is off), note
+    whether it was stale for ``no-stale-commit``, and acknowledge it."""
+    mid, gen = msg.member_id, msg.generation
     hist = w.hist
     current = max(w.log.generation, hist.max_issued)
     offsets = br.offsets
@@ -177,15 +195,15 @@ def _commit(cfg: Config, w: World, b: int, br: Broker, c: int, msg: Msg, links: 
         br = replace(br, unwritten=(*br.unwritten, REC_OFFSETS))
     w = replace(w, hist=hist, log=log)
     # the response echoes what was committed: the consumer knows which of its positions are now safe
-    return _reply(cfg, w, b, br, c, links, Msg("OffsetCommitResponse", offsets=msg.offsets))
+    return reply(cfg, w, b, br, c, links, Msg("OffsetCommitResponse", offsets=msg.offsets))
 
 
 def _join(cfg: Config, w: World, b: int, br: Broker, c: int, msg: Msg, links: tuple[Link, ...]) -> World:
     mid = msg.member_id
     # a member declared dead in the rebalance under way may still rejoin with its id (slow consumer 5)
-    known = mid is None or mid in _member_ids(br) or (mid, c) in br.dead
+    known = mid is None or mid in member_ids(br) or (mid, c) in br.dead
     if not known and cfg.switches.member_id_check:
-        return _reply(cfg, w, b, br, c, links, Msg("JoinGroupResponse", error=UNKNOWN_CONSUMER))
+        return reply(cfg, w, b, br, c, links, Msg("JoinGroupResponse", error=UNKNOWN_CONSUMER))
     entry = (c, mid)
     joined = tuple(e for e in br.joined if e[0] != c)
     late = tuple(e for e in br.late if e[0] != c)
@@ -203,7 +221,7 @@ def _join(cfg: Config, w: World, b: int, br: Broker, c: int, msg: Msg, links: tu
             br = replace(br, phase=3)
         else:
             br = _learn(br, "member-join" if mid is None else "member-rejoin")
-    return _set(w, b, br, links=links)  # held: answered in phase 5
+    return set_broker(w, b, br, links=links)  # held: answered in phase 5
 
 
 def _entry_key(e: tuple[int, int | None]) -> int:
@@ -214,24 +232,24 @@ def _leave(w: World, b: int, br: Broker, c: int, msg: Msg, links: tuple[Link, ..
     members = tuple(m for m in br.members if m[0] != msg.member_id)
     if members != br.members:
         br = _learn(replace(br, members=members), "member-left")
-    return _set(w, b, br, links=links)
+    return set_broker(w, b, br, links=links)
 
 
 def begin_rebalance(cfg: Config, w: World, b: int) -> World | None:
     """Phase 2: start answering heartbeats with IllegalGeneration."""
-    br = _active(w, b)
+    br = active_broker(w, b)
     if br is None or br.role != STEADY or br.trigger is None:
         return None
-    return _set(w, b, replace(br, role=PREPARE, phase=3 if br.joined else 2))
+    return set_broker(w, b, replace(br, role=PREPARE, phase=3 if br.joined else 2))
 
 
 def complete_join(cfg: Config, w: World, b: int) -> World | None:
     """Phase 4: every known member has rejoined: bump the generation, assign, write to the log."""
-    br = _active(w, b)
+    br = active_broker(w, b)
     if br is None or br.role != PREPARE:
         return None
     joined_ids = {m for _, m in br.joined if m is not None}
-    if any(m not in joined_ids for m in _member_ids(br)):
+    if any(m not in joined_ids for m in member_ids(br)):
         return None
     br = replace(br, role=REBALANCING, generation=br.generation + 1, answered=(), expired=None, trigger=None)
     w, br = _assign(cfg, w, br)
@@ -263,20 +281,25 @@ def _schedule_write(cfg: Config, w: World, b: int, br: Broker) -> World:
     records = (REC_GROUP,) if cfg.switches.atomic_generation_write else (REC_MEMBERS, REC_GROUP)
     if cfg.switches.persist_before_respond:
         # a non-atomic write leaves the second record for a later step
-        w = _write(w, br, records[0])
+        w = write_record(w, br, records[0])
         br = replace(br, unwritten=(*br.unwritten, *records[1:]))
     else:
         br = replace(br, unwritten=(*br.unwritten, *records))
-    return _finish_if_done(cfg, _set(w, b, br), b)
+    return _finish_if_done(cfg, set_broker(w, b, br), b)
 
 
-def _write(w: World, br: Broker, record: str) -> World:
+def write_record(w: World, br: Broker, record: str) -> World:
     log = w.log
     if record == REC_MEMBERS:
         log = replace(log, members=br.members)
     elif record == REC_GROUP:
         log = replace(
-            log, generation=br.generation, members=br.members, ownership=br.ownership, sizes=br.sizes
+            log,
+            generation=br.generation,
+            members=br.members,
+            ownership=br.ownership,
+            sizes=br.sizes,
+            leader_member=br.leader_member,
         )
     else:
         log = replace(log, offsets=br.offsets)
@@ -285,11 +308,11 @@ def _write(w: World, br: Broker, record: str) -> World:
 
 def write_log(cfg: Config, w: World, b: int) -> World | None:
     """Write the coordinator's next pending log record."""
-    br = _active(w, b)
+    br = active_broker(w, b)
     if br is None or not br.unwritten or br.role not in SERVING:
         return None
-    w = _write(w, br, br.unwritten[0])
-    return _finish_if_done(cfg, _set(w, b, replace(br, unwritten=br.unwritten[1:])), b)
+    w = write_record(w, br, br.unwritten[0])
+    return _finish_if_done(cfg, set_broker(w, b, replace(br, unwritten=br.unwritten[1:])), b)
 
 
 def _group_unwritten(br: Broker) -> bool:
@@ -298,7 +321,7 @@ def _group_unwritten(br: Broker) -> bool:
 
 def respond_join_group(cfg: Config, w: World, b: int) -> World | None:
     """Phase 5: send the next JoinGroup response (after the write unless persist_before_respond is off)."""
-    br = _active(w, b)
+    br = active_broker(w, b)
     if br is None or br.role != REBALANCING:
         return None
     if cfg.switches.persist_before_respond and _group_unwritten(br):
@@ -311,7 +334,7 @@ def respond_join_group(cfg: Config, w: World, b: int) -> World | None:
     assignment = tuple((s, br.offsets[s]) for s, owner in enumerate(br.ownership) if owner == mid)
     links = to_consumer(cfg, w.links, c, b, Msg("JoinGroupResponse", mid, br.generation, OK, assignment))
     br = replace(br, answered=(*br.answered, c), phase=5)
-    return _finish_if_done(cfg, _set(w, b, br, links=links), b)
+    return _finish_if_done(cfg, set_broker(w, b, br, links=links), b)
 
 
 def _finish_if_done(cfg: Config, w: World, b: int) -> World:
@@ -325,7 +348,7 @@ def _finish_if_done(cfg: Config, w: World, b: int) -> World:
         # slow consumer step 6: another rebalance follows at once, with the JoinGroups held for it
         done = replace(done, trigger="member-join" if br.late else "member-change", phase=1)
         done = replace(done, joined=br.late, late=(), again=False, dead=br.dead)
-    return _set(w, b, done)
+    return set_broker(w, b, done)
 
 
 def session_expired(cfg: Config, w: World, b: int, mid: int) -> World | None:
@@ -336,7 +359,19 @@ def session_expired(cfg: Config, w: World, b: int, mid: int) -> World | None:
     the response (failure detection is suspended then). Healthy members do not expire spuriously; a long
     GC pause is how a scenario makes a live member miss its session.
     """
-    br = _active(w, b)
+    found = expirable(cfg, w, b, mid)
+    if found is None:
+        return None
+    br, c = found
+    members = tuple(m for m in br.members if m[0] != mid)
+    dead = tuple(sorted((*br.dead, (mid, c))))
+    br = _learn(replace(br, members=members, dead=dead), "member-dead", expired=(mid, c))
+    return close_member_link(cfg, set_broker(w, b, br), b, c)
+
+
+def expirable(cfg: Config, w: World, b: int, mid: int) -> tuple[Broker, int] | None:
+    """The serving coordinator and member ``mid``'s consumer, if that member's session may expire now."""
+    br = active_broker(w, b)
     if br is None or br.role not in SERVING:
         return None
     entry = next((e for e in br.members if e[0] == mid), None)
@@ -353,15 +388,14 @@ def session_expired(cfg: Config, w: World, b: int, mid: int) -> World | None:
         or cons.coordinator != b
         or (cons.member_id != mid and not _response_in_flight(cfg, w, b, c, mid))
     )
-    if not cause:
-        return None
-    members = tuple(m for m in br.members if m[0] != mid)
-    dead = tuple(sorted((*br.dead, (mid, c))))
-    br = _learn(replace(br, members=members, dead=dead), "member-dead", expired=(mid, c))
-    # seed 000 slow consumer step 1: it "marks the consumer dead and closes its socket": what is in
-    # flight on that connection is lost
+    return (br, c) if cause else None
+
+
+def close_member_link(cfg: Config, w: World, b: int, c: int) -> World:
+    """Seed 000 slow consumer step 1: the coordinator "marks the consumer dead and closes its socket":
+    what is in flight on that connection is lost."""
     i = link_index(cfg, c, b)
-    return _set(w, b, br, links=tset(w.links, i, Link(cut=w.links[i].cut)))
+    return replace(w, links=tset(w.links, i, Link(cut=w.links[i].cut)))
 
 
 def _response_in_flight(cfg: Config, w: World, b: int, c: int, mid: int) -> bool:
@@ -371,7 +405,7 @@ def _response_in_flight(cfg: Config, w: World, b: int, c: int, mid: int) -> bool
 
 def load_group(cfg: Config, w: World, b: int) -> World | None:
     """Catch up: read the group from the log, then serve (seed 000 "其他故障场景" 1)."""
-    br = _active(w, b)
+    br = active_broker(w, b)
     if br is None or br.role != CATCHUP:
         return None
     log = w.log
@@ -383,17 +417,18 @@ def load_group(cfg: Config, w: World, b: int) -> World | None:
         ownership=log.ownership,
         offsets=log.offsets,
         sizes=log.sizes,
+        leader_member=log.leader_member,
     )
     if log.members and log.sizes != w.sizes:
         br = _learn(br, "partitions-changed")  # failover in phase 1: re-detect the need from the log
-    return _set(w, b, br)
+    return set_broker(w, b, br)
 
 
 def notice_partition_growth(cfg: Config, w: World, b: int) -> World | None:
-    br = _active(w, b)
+    br = active_broker(w, b)
     if br is None or br.role != STEADY or br.trigger is not None or not br.members or br.sizes == w.sizes:
         return None
-    return _set(w, b, _learn(br, "partitions-added"))
+    return set_broker(w, b, _learn(br, "partitions-added"))
 
 
 def fresh_coordinator(cfg: Config, w: World) -> Broker:

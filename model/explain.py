@@ -18,7 +18,7 @@ from model.state import OK, Msg, World
 from traces import changed_fields
 
 SCHEMA = "groupcheck-trace/1"
-SENDS = ("JoinGroup", "Heartbeat", "OffsetCommit", "LeaveGroup")
+SENDS = ("JoinGroup", "SyncGroup", "Heartbeat", "OffsetCommit", "LeaveGroup")
 FAULTS = (
     "CoordinatorCrash",
     "ElectCoordinator",
@@ -61,13 +61,21 @@ def msg_text(cfg: Config, msg: Msg) -> str:
     if msg.kind.endswith("Response"):
         if msg.error != OK:
             return f"{msg.kind}({msg.error})"
-        if msg.kind == "JoinGroupResponse":
+        if msg.kind == "JoinGroupResponse" and cfg.protocol == "eager":
+            text = f"JoinGroupResponse(member={_m(msg.member_id)}, gen={msg.generation}"
+            if msg.members:
+                text += ", leader: assign " + ",".join(_m(m) for m in msg.members)
+            return text + ")"
+        if msg.kind in ("JoinGroupResponse", "SyncGroupResponse"):
             owned = ",".join(f"{cfg.slot_name(s)}@{o}" for s, o in msg.offsets) or "nothing"
-            return f"JoinGroupResponse(member={_m(msg.member_id)}, gen={msg.generation}, owns {owned})"
+            return f"{msg.kind}(member={_m(msg.member_id)}, gen={msg.generation}, owns {owned})"
         return f"{msg.kind}(ok)"
     fields = [f"member={_m(msg.member_id)}", f"gen={msg.generation}"]
     if msg.offsets:
         fields.append("offsets " + ",".join(f"{cfg.slot_name(s)}={o}" for s, o in msg.offsets))
+    if msg.ownership:
+        assigned = [f"{cfg.slot_name(s)}→{_m(o)}" for s, o in enumerate(msg.ownership) if o is not None]
+        fields.append("assignment " + (",".join(assigned) or "empty"))
     return f"{msg.kind}({', '.join(fields)})"
 
 
@@ -176,6 +184,8 @@ def describe(cfg: Config, before: World, act: Act, after: World) -> dict[str, An
     elif name == "FindCoordinator":
         found = after.consumers[args[0]].coordinator
         label = f"FindCoordinator → {broker_name(found) if found is not None else '?'}"
+    elif name == "BeginRebalance" and cfg.protocol == "eager":
+        label = "BeginRebalance: PreparingRebalance, heartbeats now answered REBALANCE_IN_PROGRESS"
     elif name in INTERNAL_TEXT:
         label = INTERNAL_TEXT[name]
     elif name.endswith("Response"):
@@ -194,6 +204,17 @@ def describe(cfg: Config, before: World, act: Act, after: World) -> dict[str, An
             target = next(c for c, _ in bb.joined if c not in bb.answered)
             kind, src, dst = "send", broker_name(b), consumer_name(target)
             label = "JoinGroupResponse (lost: link cut)"
+    elif name in ("CompleteJoin", "RespondSyncGroup") and cfg.protocol == "eager":
+        (b,) = args
+        br = after.brokers[b]
+        sent = _responses_sent(cfg, before, after, b)
+        if name == "CompleteJoin":
+            members = ", ".join(_m(m) for m, _ in br.members) or "none"
+            leader = _m(br.leader_member)
+            label = f"CompleteJoin: generation {br.generation}, members {members}, leader {leader}"
+            label += f"; JoinGroupResponse to {sent}" if sent else "; the group is Empty"
+        else:
+            label = f"RespondSyncGroup: Stable; SyncGroupResponse to {sent or 'nobody'}"
     elif name in WRITES:
         (b,) = args
         kind, src, dst = "write", broker_name(b), "log"
@@ -229,6 +250,15 @@ def describe(cfg: Config, before: World, act: Act, after: World) -> dict[str, An
         else:
             label = f"{name}({act.actor})"
     return {"kind": kind, "src": src, "dst": dst, "label": label}
+
+
+def _responses_sent(cfg: Config, before: World, after: World, b: int) -> str:
+    """The consumers a broker step sent a response to, as ``C1, C2``."""
+    return ", ".join(
+        consumer_name(c)
+        for c in range(len(after.consumers))
+        if len(link(cfg, after, c, b).to_consumer) > len(link(cfg, before, c, b).to_consumer)
+    )
 
 
 def _phase(w: World) -> int | None:

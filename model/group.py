@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from checker import Model, Property
 from model import consumer as cons_
 from model import coordinator as coord_
+from model import eager as eager_
 from model import faults
 from model.assignors import ASSIGNORS
 from model.config import Config
@@ -65,6 +66,7 @@ Handler = Callable[..., World | None]
 _CONSUMER: dict[str, Handler] = {
     "FindCoordinator": cons_.find_coordinator,
     "JoinGroup": cons_.join_group,
+    "SyncGroup": cons_.sync_group,
     "Heartbeat": cons_.heartbeat,
     "OffsetCommit": cons_.offset_commit,
     "Fetch": cons_.fetch,
@@ -86,14 +88,34 @@ _BROKER: dict[str, Handler] = {
     "BrokerRestart": faults.broker_restart,
     "Failback": faults.failback,
 }
-REQUESTS = ("Heartbeat", "OffsetCommit", "JoinGroup", "LeaveGroup")
+# the eager protocol's coordinator steps (its handlers replace the classic ones of the same name)
+_EAGER_BROKER: dict[str, Handler] = {
+    **_BROKER,
+    "CompleteJoin": eager_.complete_join,
+    "WriteLog": eager_.write_log,
+    "RespondSyncGroup": eager_.respond_sync_group,
+}
+del _EAGER_BROKER["RespondJoinGroup"]
+REQUESTS = ("Heartbeat", "OffsetCommit", "JoinGroup", "SyncGroup", "LeaveGroup")
 RESPONSES = tuple(r + "Response" for r in REQUESTS)
+# the broker steps each protocol offers, in the order actions are listed
+_COORDINATOR_STEPS = {
+    "classic": ("BeginRebalance", "CompleteJoin", "WriteLog", "RespondJoinGroup"),
+    "eager": ("BeginRebalance", "CompleteJoin", "WriteLog", "RespondSyncGroup"),
+}
 
 
 class GroupModel(Model[World, Act]):
     def __init__(self, cfg: Config) -> None:
         self.cfg = cfg
         self._props = properties(cfg)
+        self._eager = cfg.protocol == "eager"
+        self._broker_steps = _EAGER_BROKER if self._eager else _BROKER
+        self._handle = eager_.handle if self._eager else coord_.handle
+        self._expire = eager_.session_expired if self._eager else coord_.session_expired
+        self._consumer_steps = ("FindCoordinator", "JoinGroup", "Heartbeat", "OffsetCommit", "Fetch")
+        if self._eager:
+            self._consumer_steps = (*self._consumer_steps, "SyncGroup")
 
     # -- the contract -------------------------------------------------------------------------------
     def init_states(self) -> tuple[World, ...]:
@@ -125,7 +147,7 @@ class GroupModel(Model[World, Act]):
             if cons.paused:
                 yield Act("GcResume", me, (c,))
             else:
-                for name in ("FindCoordinator", "JoinGroup", "Heartbeat", "OffsetCommit", "Fetch"):
+                for name in self._consumer_steps:
                     yield Act(name, me, (c,))
                 if cons.awaiting is not None:
                     yield Act("CoordinatorTimeout", me, (c,))
@@ -147,7 +169,7 @@ class GroupModel(Model[World, Act]):
                     if pending:
                         yield Act("Handle" + pending[0].kind, me, (b, c))
                 if br.role != NONE:
-                    for name in ("BeginRebalance", "CompleteJoin", "WriteLog", "RespondJoinGroup"):
+                    for name in _COORDINATOR_STEPS[cfg.protocol]:
                         yield Act(name, me, (b,))
                     yield Act("LoadGroup", me, (b,))
                     if br.role == STEADY:
@@ -183,15 +205,17 @@ class GroupModel(Model[World, Act]):
     def _step(self, w: World, a: Act) -> World | None:
         cfg, name, args = self.cfg, a.name, a.args
         if name in _CONSUMER:
+            if name == "SyncGroup" and not self._eager:
+                return None
             return _CONSUMER[name](cfg, w, *args)
-        if name in _BROKER:
-            return _BROKER[name](cfg, w, *args)
+        if name in self._broker_steps:
+            return self._broker_steps[name](cfg, w, *args)
         if name.startswith("Handle") and name[6:] in REQUESTS:
             b, c = args
             pending = link(cfg, w, c, b).to_broker
             if not pending or pending[0].kind != name[6:]:
                 return None
-            return coord_.handle(cfg, w, b, c)
+            return self._handle(cfg, w, b, c)
         if name in RESPONSES:
             c, b = args
             pending = link(cfg, w, c, b).to_consumer
@@ -199,7 +223,7 @@ class GroupModel(Model[World, Act]):
                 return None
             return cons_.receive(cfg, w, c, b)
         if name == "SessionExpired":
-            return coord_.session_expired(cfg, w, *args)
+            return self._expire(cfg, w, *args)
         if name in ("GcPause", "GcResume"):
             (i,) = args
             on_consumer = a.actor.startswith("C")
@@ -218,6 +242,7 @@ class GroupModel(Model[World, Act]):
 # how each action's arguments are read: c = consumer, b = broker, m = member id, t = topic
 _SHAPES: dict[str, str] = {
     **{name: "c" for name in _CONSUMER},
+    **{name: "b" for name in _EAGER_BROKER},
     **{name: "b" for name in _BROKER},
     **{"Handle" + r: "bc" for r in REQUESTS},
     **{r: "cb" for r in RESPONSES},
@@ -287,7 +312,8 @@ def initial_world(cfg: Config) -> World:
             )
             for c in range(cfg.consumers)
         ]
-        log = Log(1, members, tuple(ownership), zeros, sizes)
+        leader = 1 if cfg.protocol == "eager" else None
+        log = Log(1, members, tuple(ownership), zeros, sizes, leader)
         hist = History(max_issued=1, acked=zeros, next_member_id=cfg.consumers + 1)
     else:
         consumers = [Consumer(STARTUP) for _ in range(cfg.consumers)]
@@ -301,6 +327,7 @@ def initial_world(cfg: Config) -> World:
         ownership=log.ownership,
         offsets=zeros,
         sizes=sizes,
+        leader_member=log.leader_member,
     )
     budget: Budget = cfg.budget
     return World(tuple(consumers), tuple(idle), 0, log, links, sizes, budget, hist)

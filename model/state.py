@@ -23,6 +23,7 @@ STARTUP = "startup"  # "Start up & discover co-ordinator"
 MEMBER = "member"  # "Part of a group"
 STOPPED = "stopped"  # "Stopped consumption": stop fetching, commit, send JoinGroup
 REDISCOVER = "rediscover"  # "Re-discover co-ordinator": keeps consuming while it looks
+SYNCING = "syncing"  # eager protocol: joined (has the new generation), awaiting its SyncGroup response
 
 GONE = (ABSENT, DOWN, LEFT)
 
@@ -42,6 +43,7 @@ UNKNOWN_CONSUMER = "UnknownConsumer"
 NOT_COORDINATOR = "NotCoordinatorForGroup"
 STARTUP_NOT_COMPLETE = "CoordinatorStartupNotComplete"
 ILLEGAL_PROTOCOL_STATE = "IllegalProtocolState"
+REBALANCE_IN_PROGRESS = "REBALANCE_IN_PROGRESS"  # today's protocol: "rejoin, a rebalance is under way"
 
 # log records still to be written by a coordinator
 REC_MEMBERS = "members"  # the membership half of a non-atomic generation write
@@ -59,6 +61,9 @@ class Msg:
     generation: int = 0
     error: str = OK
     offsets: tuple[tuple[int, int], ...] = ()
+    members: tuple[int, ...] = ()  # eager JoinGroup response to the leader: the member ids to assign
+    ownership: tuple[int | None, ...] = ()  # eager SyncGroup from the leader: owner member id per slot
+    sizes: tuple[int, ...] = ()  # eager SyncGroup from the leader: partition counts it assigned for
 
 
 @dataclass(frozen=True, slots=True)
@@ -84,6 +89,7 @@ class Consumer:
     awaiting_broker: int | None = None
     rejoin: bool = False  # after rediscovering the coordinator, rejoin instead of heartbeating
     paused: bool = False  # in a GC pause: takes no step
+    to_assign: tuple[int, ...] = ()  # eager group leader: the members its SyncGroup must assign
 
 
 @dataclass(frozen=True, slots=True)
@@ -106,6 +112,8 @@ class Broker:
     notified: bool = False  # another member's heartbeat arrived since the trigger (seed 000 slow consumer 3)
     dead: tuple[tuple[int, int], ...] = ()  # (member id, consumer) declared dead in the rebalance under way
     unwritten: tuple[str, ...] = ()  # log records still to write, in order
+    leader_member: int | None = None  # eager: the group leader's member id (computes the assignment)
+    syncs: tuple[int, ...] = ()  # eager: consumers whose SyncGroup is held for the leader's assignment
 
 
 @dataclass(frozen=True, slots=True)
@@ -117,6 +125,7 @@ class Log:
     ownership: tuple[int | None, ...]
     offsets: tuple[int, ...]
     sizes: tuple[int, ...]
+    leader_member: int | None = None  # eager: the group leader (Kafka stores it with the group)
 
 
 @dataclass(frozen=True, slots=True)

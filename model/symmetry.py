@@ -26,10 +26,18 @@ def _ids(w: World) -> set[int]:
         if br.expired is not None:
             ids.add(br.expired[0])
         ids.update(m for m, _ in br.dead)
+        if br.leader_member is not None:
+            ids.add(br.leader_member)
+    if w.log.leader_member is not None:
+        ids.add(w.log.leader_member)
+    for c in w.consumers:
+        ids.update(c.to_assign)
     for ln in w.links:
         for msg in (*ln.to_broker, *ln.to_consumer):
             if msg.member_id is not None:
                 ids.add(msg.member_id)
+            ids.update(msg.members)
+            ids.update(o for o in msg.ownership if o is not None)
     return ids
 
 
@@ -52,11 +60,19 @@ def canonical_member_ids(w: World) -> World:
     def entries(es: tuple[tuple[int, int | None], ...]) -> tuple[tuple[int, int | None], ...]:
         return tuple((c, r(m)) for c, m in es)
 
+    def msg(m: Msg) -> Msg:
+        if m.member_id is None and not m.members and not m.ownership:
+            return m
+        members = tuple(ren[x] for x in m.members)
+        return replace(m, member_id=r(m.member_id), members=members, ownership=owners(m.ownership))
+
     def msgs(ms: tuple[Msg, ...]) -> tuple[Msg, ...]:
-        return tuple(m if m.member_id is None else replace(m, member_id=ren[m.member_id]) for m in ms)
+        return tuple(msg(m) for m in ms)
 
     def consumer(c: Consumer) -> Consumer:
-        return c if c.member_id is None else replace(c, member_id=ren[c.member_id])
+        if c.member_id is None and not c.to_assign:
+            return c
+        return replace(c, member_id=r(c.member_id), to_assign=tuple(ren[x] for x in c.to_assign))
 
     def broker(b: Broker) -> Broker:
         return replace(
@@ -67,9 +83,15 @@ def canonical_member_ids(w: World) -> World:
             late=entries(b.late),
             expired=None if b.expired is None else (ren[b.expired[0]], b.expired[1]),
             dead=members(b.dead),
+            leader_member=r(b.leader_member),
         )
 
-    log: Log = replace(w.log, members=members(w.log.members), ownership=owners(w.log.ownership))
+    log: Log = replace(
+        w.log,
+        members=members(w.log.members),
+        ownership=owners(w.log.ownership),
+        leader_member=r(w.log.leader_member),
+    )
     links = tuple(
         ln if not (ln.to_broker or ln.to_consumer) else Link(ln.cut, msgs(ln.to_broker), msgs(ln.to_consumer))
         for ln in w.links

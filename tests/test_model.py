@@ -110,12 +110,16 @@ def test_random_walks_never_raise_and_stay_consistent(choices: list[int]) -> Non
             prop.holds(w)  # must not raise
 
 
+@pytest.mark.parametrize("protocol", ["classic", "eager"])
 @pytest.mark.parametrize("phase", [1, 2, 3, 4, 5])
-def test_pinned_failover_strikes_and_the_group_recovers(phase: int) -> None:
+def test_pinned_failover_strikes_and_the_group_recovers(phase: int, protocol: str) -> None:
     """The phase-pinned scenarios are not vacuous: the crash happens in that phase, and afterwards a new
     coordinator reaches a stable generation newer than the one before the rebalance."""
     cfg = Config(
-        topics=(("t0", 1),), budget=Budget(coordinator_failovers=1, partition_growth=1), failover_phase=phase
+        topics=(("t0", 1),),
+        budget=Budget(coordinator_failovers=1, partition_growth=1),
+        failover_phase=phase,
+        protocol=protocol,
     )
 
     class Probe(GroupModel):

@@ -1,0 +1,296 @@
+"""Today's eager protocol: JoinGroup + SyncGroup (seed 001; group states from seed 004).
+
+The coordinator side of ``protocol = "eager"``. What differs from the seed-000 design
+(:mod:`model.coordinator`, whose helpers this module reuses):
+
+* **JoinGroup** collects every member as before, but its response carries no assignment: it gives the
+  member its id and the new generation, and gives the **group leader** (the first member to join; kept
+  while it stays a member) the list of members to assign. Generation bump and JoinGroup responses happen
+  in one step (``CompleteJoin``), as Kafka answers all held JoinGroups at once.
+* **SyncGroup**: the leader computes the assignment with the scenario's assignor and sends it; followers
+  send an empty SyncGroup. The coordinator holds every SyncGroup until the leader's arrives, writes
+  generation + members + assignment to the log in one record, and then answers every held SyncGroup with
+  that member's part (``RespondSyncGroup``). Kafka does not persist the bumped generation before this
+  write: a failover between ``CompleteJoin`` and the leader's SyncGroup loses the generation, and the
+  members' SyncGroup gets ILLEGAL_GENERATION from the new coordinator, so they rejoin.
+* Heartbeats and commits are answered ``REBALANCE_IN_PROGRESS`` while the group is CompletingRebalance;
+  heartbeats also while PreparingRebalance (commits stay allowed then, so a member can commit before it
+  rejoins). A heartbeat during log loading is answered without error (Kafka answers it "blindly").
+
+Group states (seed 004) map onto ``Broker.role``: Empty = ``steady`` without members, Stable = ``steady``,
+PreparingRebalance = ``prepare``, CompletingRebalance = ``rebalancing``, Dead = a broker that is not (or
+no longer) coordinator (``none``/down). :func:`group_state` names them.
+
+The five phases (``failover_phase``) for eager: 1 trigger learned; 2 PreparingRebalance begun
+(REBALANCE_IN_PROGRESS); 3 JoinGroups arriving, answered at once by ``CompleteJoin``, then the SyncGroups
+(held); 4 the leader's assignment stored and written to the log; 5 the SyncGroup responses sent. The
+coordinator stays "after phase 5" until the next trigger.
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+from model import coordinator as classic
+from model.config import Config
+from model.network import link, pop_at_broker, to_consumer
+from model.state import (
+    CATCHUP,
+    ILLEGAL_GENERATION,
+    NONE,
+    NOT_COORDINATOR,
+    OK,
+    PREPARE,
+    REBALANCE_IN_PROGRESS,
+    REBALANCING,
+    REC_GROUP,
+    REC_MEMBERS,
+    STARTUP_NOT_COMPLETE,
+    STEADY,
+    UNKNOWN_CONSUMER,
+    Broker,
+    Link,
+    Msg,
+    World,
+)
+
+EMPTY, PREPARING, COMPLETING, STABLE, DEAD = (
+    "Empty",
+    "PreparingRebalance",
+    "CompletingRebalance",
+    "Stable",
+    "Dead",
+)
+GROUP_STATES = (EMPTY, PREPARING, COMPLETING, STABLE, DEAD)
+# Kafka's GroupMetadata: the states each state may be entered from
+LEGAL_PREVIOUS: dict[str, frozenset[str]] = {
+    DEAD: frozenset({STABLE, PREPARING, COMPLETING, EMPTY, DEAD}),
+    COMPLETING: frozenset({PREPARING}),
+    STABLE: frozenset({COMPLETING}),
+    PREPARING: frozenset({STABLE, COMPLETING, EMPTY}),
+    EMPTY: frozenset({PREPARING}),
+}
+
+
+def group_state(br: Broker) -> str | None:
+    """The seed-004 group state of broker ``br``'s copy of the group; ``None`` while it is loading."""
+    if not br.up or br.role == NONE:
+        return DEAD
+    if br.role == CATCHUP:
+        return None
+    if br.role == PREPARE:
+        return PREPARING
+    if br.role == REBALANCING:
+        return COMPLETING
+    # a group has a leader from its first completed join until a join completes with nobody left, so a
+    # Stable group whose last member just left stays Stable until the rebalance (phase 1 is an instant
+    # in Kafka, a step here)
+    return EMPTY if br.leader_member is None else STABLE
+
+
+def handle(cfg: Config, w: World, b: int, c: int) -> World | None:
+    """Broker ``b`` takes the next request of consumer ``c`` (eager protocol)."""
+    br = classic.active_broker(w, b)
+    if br is None or not link(cfg, w, c, b).to_broker or classic.holds_request_of(br, c):
+        return None
+    msg, links = pop_at_broker(cfg, w.links, c, b)
+    kind = msg.kind
+    if kind == "LeaveGroup" and br.role in (NONE, CATCHUP):
+        return replace(w, links=links)
+    if br.role == NONE:
+        return classic.reply(cfg, w, b, br, c, links, Msg(kind + "Response", error=NOT_COORDINATOR))
+    if br.role == CATCHUP:
+        err = {"Heartbeat": OK, "SyncGroup": REBALANCE_IN_PROGRESS}.get(kind, STARTUP_NOT_COMPLETE)
+        return classic.reply(cfg, w, b, br, c, links, Msg(kind + "Response", error=err))
+    if kind == "Heartbeat":
+        err = _heartbeat_error(cfg, br, msg)
+        return classic.reply(cfg, w, b, br, c, links, Msg("HeartbeatResponse", error=err))
+    if kind == "OffsetCommit":
+        return _commit(cfg, w, b, br, c, msg, links)
+    if kind == "JoinGroup":
+        return _join(cfg, w, b, br, c, msg, links)
+    if kind == "SyncGroup":
+        return _sync(cfg, w, b, br, c, msg, links)
+    if kind == "LeaveGroup":
+        members = tuple(m for m in br.members if m[0] != msg.member_id)
+        if members == br.members:
+            return replace(w, links=links)
+        return _trigger(cfg, replace(w, links=links), b, replace(br, members=members), "member-left")
+    raise AssertionError(f"unknown request {kind}")
+
+
+def _known(cfg: Config, br: Broker, mid: int | None) -> bool:
+    return not cfg.switches.member_id_check or mid in classic.member_ids(br)
+
+
+def _heartbeat_error(cfg: Config, br: Broker, msg: Msg) -> str:
+    if not _known(cfg, br, msg.member_id):
+        return UNKNOWN_CONSUMER
+    if msg.generation != br.generation:
+        return ILLEGAL_GENERATION
+    if br.role in (PREPARE, REBALANCING):
+        return REBALANCE_IN_PROGRESS
+    return OK
+
+
+def _commit(cfg: Config, w: World, b: int, br: Broker, c: int, msg: Msg, links: tuple[Link, ...]) -> World:
+    err = None
+    if not _known(cfg, br, msg.member_id):
+        err = UNKNOWN_CONSUMER
+    elif cfg.switches.commit_generation_fencing and msg.generation != br.generation:
+        err = ILLEGAL_GENERATION
+    elif br.role == REBALANCING:
+        err = REBALANCE_IN_PROGRESS
+    if err is not None:
+        return classic.reply(cfg, w, b, br, c, links, Msg("OffsetCommitResponse", error=err))
+    return classic.store_commit(cfg, w, b, br, c, msg, links)
+
+
+def _join(cfg: Config, w: World, b: int, br: Broker, c: int, msg: Msg, links: tuple[Link, ...]) -> World:
+    mid = msg.member_id
+    if mid is not None and not _known(cfg, br, mid):
+        return classic.reply(cfg, w, b, br, c, links, Msg("JoinGroupResponse", error=UNKNOWN_CONSUMER))
+    w = replace(w, links=links)
+    if br.role == REBALANCING and mid in classic.member_ids(br):
+        # it missed its JoinGroup response (Kafka: same metadata): answer again for this generation
+        return replace(w, links=to_consumer(cfg, w.links, c, b, _join_response(br, mid)))
+    entry = (c, mid)
+    joined = tuple(sorted((*(e for e in br.joined if e[0] != c), entry)))
+    if br.role == PREPARE:
+        return classic.set_broker(w, b, replace(br, joined=joined, phase=3))
+    reason = "member-join" if mid is None or mid not in classic.member_ids(br) else "member-rejoin"
+    return _trigger(cfg, w, b, replace(br, joined=joined), reason)
+
+
+def _join_response(br: Broker, mid: int) -> Msg:
+    members = tuple(m for m, _ in br.members) if mid == br.leader_member else ()
+    return Msg("JoinGroupResponse", mid, br.generation, OK, members=members)
+
+
+def _trigger(cfg: Config, w: World, b: int, br: Broker, reason: str) -> World:
+    """A reason to rebalance. Stable/Empty: phase 1 (``BeginRebalance`` follows). CompletingRebalance:
+    back to PreparingRebalance at once, answering the held SyncGroups REBALANCE_IN_PROGRESS (Kafka's
+    ``resetAndPropagateAssignmentError``). PreparingRebalance: nothing more to do."""
+    if br.role == STEADY:
+        if br.trigger is None:
+            br = replace(br, trigger=reason, phase=1)
+        return classic.set_broker(w, b, br)
+    if br.role != REBALANCING:
+        return classic.set_broker(w, b, br)
+    links = w.links
+    for c in br.syncs:
+        links = to_consumer(cfg, links, c, b, Msg("SyncGroupResponse", error=REBALANCE_IN_PROGRESS))
+    br = replace(br, role=PREPARE, phase=3 if br.joined else 2, syncs=(), unwritten=_pending_offsets(br))
+    return classic.set_broker(w, b, br, links=links)
+
+
+def _pending_offsets(br: Broker) -> tuple[str, ...]:
+    """An abandoned generation's group record is never written; a deferred offsets record still is."""
+    return tuple(r for r in br.unwritten if r not in (REC_GROUP, REC_MEMBERS))
+
+
+def _sync(cfg: Config, w: World, b: int, br: Broker, c: int, msg: Msg, links: tuple[Link, ...]) -> World:
+    mid = msg.member_id
+    err = None
+    if not _known(cfg, br, mid):
+        err = UNKNOWN_CONSUMER
+    elif msg.generation != br.generation:
+        err = ILLEGAL_GENERATION
+    elif br.role == PREPARE:
+        err = REBALANCE_IN_PROGRESS
+    elif br.role == STEADY and not br.members:
+        err = UNKNOWN_CONSUMER
+    if err is not None:
+        return classic.reply(cfg, w, b, br, c, links, Msg("SyncGroupResponse", error=err))
+    assert mid is not None
+    if br.role == STEADY:
+        return classic.reply(cfg, w, b, br, c, links, _sync_response(br, mid))
+    br = replace(br, syncs=tuple(sorted((*br.syncs, c))))
+    w = replace(w, links=links)
+    if mid != br.leader_member or br.phase >= 4:
+        return classic.set_broker(w, b, br)
+    # phase 4: the leader's assignment is stored and written to the log with the generation
+    br = replace(br, ownership=msg.ownership, sizes=msg.sizes, phase=4)
+    records = (REC_GROUP,) if cfg.switches.atomic_generation_write else (REC_MEMBERS, REC_GROUP)
+    if cfg.switches.persist_before_respond:
+        w = classic.write_record(w, br, records[0])
+        records = records[1:]
+    return classic.set_broker(w, b, replace(br, unwritten=(*br.unwritten, *records)))
+
+
+def _sync_response(br: Broker, mid: int) -> Msg:
+    part = tuple((s, br.offsets[s]) for s, owner in enumerate(br.ownership) if owner == mid)
+    return Msg("SyncGroupResponse", mid, br.generation, OK, part)
+
+
+def respond_sync_group(cfg: Config, w: World, b: int) -> World | None:
+    """Phase 5: the group becomes Stable and every held SyncGroup gets its member's part of the
+    assignment (after the log write, unless ``persist_before_respond`` is off)."""
+    br = classic.active_broker(w, b)
+    if br is None or br.role != REBALANCING or br.phase != 4:
+        return None
+    if cfg.switches.persist_before_respond and (REC_GROUP in br.unwritten or REC_MEMBERS in br.unwritten):
+        return None
+    links = w.links
+    owner_of = {c: m for m, c in br.members}
+    for c in br.syncs:
+        links = to_consumer(cfg, links, c, b, _sync_response(br, owner_of[c]))
+    return classic.set_broker(w, b, replace(br, role=STEADY, phase=5, syncs=()), links=links)
+
+
+def complete_join(cfg: Config, w: World, b: int) -> World | None:
+    """Every known member has rejoined: bump the generation, give ids to new members, pick the leader
+    and answer every JoinGroup at once (CompletingRebalance). With nobody left the group becomes Empty
+    and that is written to the log (Kafka stores the empty group)."""
+    br = classic.active_broker(w, b)
+    if br is None or br.role != PREPARE:
+        return None
+    joined_ids = {m for _, m in br.joined if m is not None}
+    if any(m not in joined_ids for m in classic.member_ids(br)):
+        return None
+    hist = w.hist
+    members = []
+    for c, mid in br.joined:
+        if mid is None:
+            mid, hist = hist.next_member_id, replace(hist, next_member_id=hist.next_member_id + 1)
+        members.append((mid, c))
+    ids = sorted(m for m, _ in members)
+    leader = br.leader_member if br.leader_member in ids else (ids[0] if ids else None)
+    br = replace(
+        br,
+        generation=br.generation + 1,
+        members=tuple(sorted(members)),
+        ownership=(None,) * cfg.slots,
+        joined=(),
+        trigger=None,
+        leader_member=leader,
+    )
+    w = replace(w, hist=hist)
+    if not members:
+        br = replace(br, role=STEADY, phase=0, sizes=w.sizes)
+        return classic.set_broker(w, b, replace(br, unwritten=(*br.unwritten, REC_GROUP)))
+    links = w.links
+    for mid, c in br.members:
+        links = to_consumer(cfg, links, c, b, _join_response(br, mid))
+    return classic.set_broker(w, b, replace(br, role=REBALANCING, phase=3), links=links)
+
+
+def write_log(cfg: Config, w: World, b: int) -> World | None:
+    """Write the coordinator's next pending log record."""
+    br = classic.active_broker(w, b)
+    if br is None or not br.unwritten or br.role in (NONE, CATCHUP):
+        return None
+    w = classic.write_record(w, br, br.unwritten[0])
+    return classic.set_broker(w, b, replace(br, unwritten=br.unwritten[1:]))
+
+
+def session_expired(cfg: Config, w: World, b: int, mid: int) -> World | None:
+    """No heartbeat from member ``mid`` within the session timeout (enabled by its cause, as in the
+    classic model): it is removed, its connection closed, and the group rebalances."""
+    found = classic.expirable(cfg, w, b, mid)
+    if found is None:
+        return None
+    br, c = found
+    br = replace(br, members=tuple(m for m in br.members if m[0] != mid))
+    w = _trigger(cfg, w, b, br, "member-dead")
+    return classic.close_member_link(cfg, w, b, c)
