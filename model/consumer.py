@@ -20,7 +20,7 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from model.assignors import ASSIGNORS
+from model.assignors import ASSIGNORS, MemberSpec, assign
 from model.config import Config
 from model.coordinator import close_connection
 from model.network import link, link_index, pop_at_consumer, to_broker
@@ -91,7 +91,12 @@ def join_group(cfg: Config, w: World, c: int) -> World | None:
     cons = _idle(w, c)
     if cons is None or cons.status != STOPPED or (cons.dirty and cons.member_id is not None):
         return None  # a stopped consumer commits what it processed before it rejoins
-    return _send(cfg, w, c, cons, "join", Msg("JoinGroup", cons.member_id, cons.generation))
+    claims: tuple[tuple[int, tuple[int, ...], int], ...] = ()
+    if cfg.protocol == "cooperative":
+        # KIP-429: the JoinGroup metadata names the partitions it still owns, and since when
+        mid = -1 if cons.member_id is None else cons.member_id
+        claims = ((mid, cons.assignment, cons.owned_gen),)
+    return _send(cfg, w, c, cons, "join", Msg("JoinGroup", cons.member_id, cons.generation, claims=claims))
 
 
 def sync_group(cfg: Config, w: World, c: int) -> World | None:
@@ -105,12 +110,24 @@ def sync_group(cfg: Config, w: World, c: int) -> World | None:
     if cons.to_assign:
         sizes = w.sizes
         owners: list[int | None] = [None] * cfg.slots
-        for m, slots in ASSIGNORS[cfg.assignor](list(cons.to_assign), sizes, cfg.topic_offsets).items():
+        for m, slots in _leader_assignment(cfg, cons, sizes).items():
             for s in slots:
                 owners[s] = m
         ownership = tuple(owners)
     msg = Msg("SyncGroup", cons.member_id, cons.generation, ownership=ownership, sizes=sizes)
     return _send(cfg, w, c, cons, "sync", msg)
+
+
+def _leader_assignment(cfg: Config, cons: Consumer, sizes: tuple[int, ...]) -> dict[int, tuple[int, ...]]:
+    """What the group leader assigns. Cooperative: the members' ownership claims go in, and with
+    ``revoke_before_assign`` a partition moving between members is withheld this round (cooperative-
+    sticky); without it the plain sticky target is handed out at once."""
+    if cfg.protocol != "cooperative":
+        return ASSIGNORS[cfg.assignor](list(cons.to_assign), sizes, cfg.topic_offsets)
+    topics = tuple(range(len(sizes)))
+    specs = [MemberSpec(m, topics, owned, gen) for m, owned, gen in cons.claims]
+    name = "cooperative-sticky" if cfg.switches.revoke_before_assign else "sticky"
+    return assign(name, specs, sizes, cfg.topic_offsets, dedupe_claims=cfg.switches.dedupe_ownership_claims)
 
 
 def heartbeat(cfg: Config, w: World, c: int) -> World | None:
@@ -141,12 +158,21 @@ def fetch(cfg: Config, w: World, c: int) -> World | None:
 
 
 def _stop(cfg: Config, cons: Consumer) -> Consumer:
-    fetching = False if cfg.switches.stop_fetching_before_rejoin else cons.fetching
-    return replace(cons, status=STOPPED, fetching=fetching, to_assign=())
+    """Rejoin. Cooperative: keep the owned partitions and keep fetching them (KIP-429)."""
+    keep = cfg.protocol == "cooperative" or not cfg.switches.stop_fetching_before_rejoin
+    return replace(cons, status=STOPPED, fetching=cons.fetching and keep, to_assign=(), claims=())
+
+
+def _lose(cfg: Config, cons: Consumer) -> Consumer:
+    """Cooperative: ILLEGAL_GENERATION or UNKNOWN_MEMBER_ID means its partitions are lost (KIP-429's
+    onPartitionsLost): it drops them all before it rejoins."""
+    if cfg.protocol != "cooperative":
+        return cons
+    return replace(cons, assignment=(), positions=(), fetching=False, dirty=False, owned_gen=0)
 
 
 def _forget(cfg: Config, cons: Consumer) -> Consumer:
-    return replace(_stop(cfg, cons), member_id=None, generation=0, dirty=False)
+    return replace(_lose(cfg, _stop(cfg, cons)), member_id=None, generation=0, dirty=False)
 
 
 def _rediscover(cons: Consumer) -> Consumer:
@@ -188,7 +214,9 @@ def receive(cfg: Config, w: World, c: int, b: int) -> World | None:
     elif err == UNKNOWN_CONSUMER:
         cons = _forget(cfg, cons)
     elif msg.kind == "HeartbeatResponse":
-        if err in (ILLEGAL_GENERATION, REBALANCE_IN_PROGRESS):
+        if err == ILLEGAL_GENERATION:
+            cons = _lose(cfg, _stop(cfg, cons))
+        elif err == REBALANCE_IN_PROGRESS:
             cons = _stop(cfg, cons)
     elif msg.kind == "OffsetCommitResponse":
         if err == OK:
@@ -198,8 +226,20 @@ def receive(cfg: Config, w: World, c: int, b: int) -> World | None:
             cons = replace(cons, dirty=dirty)
         else:
             cons = replace(cons, dirty=False)  # the commit failed: those offsets are given up
-            if err in (ILLEGAL_GENERATION, REBALANCE_IN_PROGRESS):
+            if err == ILLEGAL_GENERATION:
+                cons = _lose(cfg, _stop(cfg, cons))
+            elif err == REBALANCE_IN_PROGRESS:
                 cons = _stop(cfg, cons)
+    elif msg.kind == "JoinGroupResponse" and err == OK and cfg.protocol == "cooperative":
+        # cooperative: it keeps its partitions (and keeps fetching them) until its SyncGroup response
+        cons = replace(
+            cons,
+            status=SYNCING,
+            member_id=msg.member_id,
+            generation=msg.generation,
+            to_assign=msg.members,
+            claims=msg.claims,
+        )
     elif msg.kind == "JoinGroupResponse" and err == OK and cfg.protocol == "eager":
         # eager: revoke everything, learn the id and generation; the leader learns whom to assign
         cons = replace(
@@ -216,9 +256,11 @@ def receive(cfg: Config, w: World, c: int, b: int) -> World | None:
     elif msg.kind == "SyncGroupResponse":
         if err == OK:
             w = replace(w, hist=replace(w.hist, max_issued=max(w.hist.max_issued, msg.generation)))
-            cons = _assigned(cons, msg)
+            cons = _cooperative_assigned(cons, msg) if cfg.protocol == "cooperative" else _assigned(cons, msg)
+        elif err == ILLEGAL_GENERATION:
+            cons = _lose(cfg, _stop(cfg, cons))
         else:
-            cons = _stop(cfg, cons)  # REBALANCE_IN_PROGRESS or ILLEGAL_GENERATION: rejoin
+            cons = _stop(cfg, cons)  # REBALANCE_IN_PROGRESS: rejoin
     elif msg.kind == "JoinGroupResponse" and err == OK:
         w = replace(w, hist=replace(w.hist, max_issued=max(w.hist.max_issued, msg.generation)))
         cons = _assigned(cons, msg)
@@ -237,6 +279,30 @@ def _assigned(cons: Consumer, msg: Msg) -> Consumer:
         fetching=True,
         dirty=False,
         to_assign=(),
+        owned_gen=msg.generation,
+    )
+
+
+def _cooperative_assigned(cons: Consumer, msg: Msg) -> Consumer:
+    """KIP-429: keep what stays, revoke what is no longer assigned, add what is new (from its committed
+    offset); a member that revoked something rejoins at once, so the partitions it gave up can be
+    assigned in a follow-up rebalance."""
+    new = dict(msg.offsets)
+    kept = {s: p for s, p in zip(cons.assignment, cons.positions, strict=True) if s in new}
+    revoked = any(s not in new for s in cons.assignment)
+    slots = tuple(sorted(new))
+    return replace(
+        cons,
+        status=STOPPED if revoked else MEMBER,
+        member_id=msg.member_id,
+        generation=msg.generation,
+        owned_gen=msg.generation,
+        assignment=slots,
+        positions=tuple(kept.get(s, new[s]) for s in slots),
+        fetching=True,
+        dirty=cons.dirty and bool(kept),
+        to_assign=(),
+        claims=(),
     )
 
 

@@ -156,6 +156,9 @@ def _join(cfg: Config, w: World, b: int, br: Broker, c: int, msg: Msg, links: tu
         return replace(w, links=to_consumer(cfg, w.links, c, b, _join_response(br, mid)))
     entry = (c, mid)
     joined = tuple(sorted((*(e for e in br.joined if e[0] != c), entry)))
+    if msg.claims:
+        _, owned, gen = msg.claims[0]
+        br = replace(br, claims=tuple(sorted((*(x for x in br.claims if x[0] != c), (c, owned, gen)))))
     if br.role == PREPARE:
         return classic.set_broker(w, b, replace(br, joined=joined, phase=3))
     reason = "member-join" if mid is None or mid not in classic.member_ids(br) else "member-rejoin"
@@ -163,8 +166,12 @@ def _join(cfg: Config, w: World, b: int, br: Broker, c: int, msg: Msg, links: tu
 
 
 def _join_response(br: Broker, mid: int) -> Msg:
-    members = tuple(m for m, _ in br.members) if mid == br.leader_member else ()
-    return Msg("JoinGroupResponse", mid, br.generation, OK, members=members)
+    if mid != br.leader_member:
+        return Msg("JoinGroupResponse", mid, br.generation, OK)
+    members = tuple(m for m, _ in br.members)
+    owned = {c: (o, g) for c, o, g in br.claims}
+    claims = tuple((m, *owned.get(c, ((), -1))) for m, c in br.members) if br.claims else ()
+    return Msg("JoinGroupResponse", mid, br.generation, OK, members=members, claims=claims)
 
 
 def _trigger(cfg: Config, w: World, b: int, br: Broker, reason: str) -> World:
@@ -235,7 +242,7 @@ def respond_sync_group(cfg: Config, w: World, b: int) -> World | None:
     owner_of = {c: m for m, c in br.members}
     for c in br.syncs:
         links = to_consumer(cfg, links, c, b, _sync_response(br, owner_of[c]))
-    return classic.set_broker(w, b, replace(br, role=STEADY, phase=5, syncs=()), links=links)
+    return classic.set_broker(w, b, replace(br, role=STEADY, phase=5, syncs=(), claims=()), links=links)
 
 
 def complete_join(cfg: Config, w: World, b: int) -> World | None:
@@ -256,18 +263,23 @@ def complete_join(cfg: Config, w: World, b: int) -> World | None:
         members.append((mid, c))
     ids = sorted(m for m, _ in members)
     leader = br.leader_member if br.leader_member in ids else (ids[0] if ids else None)
+    if cfg.protocol == "cooperative":
+        # members keep what they own until their SyncGroup response says otherwise
+        ownership = tuple(o if o in ids else None for o in br.ownership)
+    else:
+        ownership = (None,) * cfg.slots  # eager: everyone revoked everything before joining
     br = replace(
         br,
         generation=br.generation + 1,
         members=tuple(sorted(members)),
-        ownership=(None,) * cfg.slots,
+        ownership=ownership,
         joined=(),
         trigger=None,
         leader_member=leader,
     )
     w = replace(w, hist=hist)
     if not members:
-        br = replace(br, role=STEADY, phase=0, sizes=w.sizes)
+        br = replace(br, role=STEADY, phase=0, sizes=w.sizes, claims=())
         return classic.set_broker(w, b, replace(br, unwritten=(*br.unwritten, REC_GROUP)))
     links = w.links
     for mid, c in br.members:

@@ -102,6 +102,7 @@ RESPONSES = tuple(r + "Response" for r in REQUESTS)
 _COORDINATOR_STEPS = {
     "classic": ("BeginRebalance", "CompleteJoin", "WriteLog", "RespondJoinGroup"),
     "eager": ("BeginRebalance", "CompleteJoin", "WriteLog", "RespondSyncGroup"),
+    "cooperative": ("BeginRebalance", "CompleteJoin", "WriteLog", "RespondSyncGroup"),
 }
 
 
@@ -109,7 +110,7 @@ class GroupModel(Model[World, Act]):
     def __init__(self, cfg: Config) -> None:
         self.cfg = cfg
         self._props = properties(cfg)
-        self._eager = cfg.protocol == "eager"
+        self._eager = cfg.protocol in ("eager", "cooperative")  # one coordinator serves both (as in Kafka)
         self._broker_steps = _EAGER_BROKER if self._eager else _BROKER
         self._handle = eager_.handle if self._eager else coord_.handle
         self._expire = eager_.session_expired if self._eager else coord_.session_expired
@@ -309,10 +310,11 @@ def initial_world(cfg: Config) -> World:
                 assignment=owned[c + 1],
                 positions=(0,) * len(owned[c + 1]),
                 fetching=True,
+                owned_gen=1,
             )
             for c in range(cfg.consumers)
         ]
-        leader = 1 if cfg.protocol == "eager" else None
+        leader = None if cfg.protocol == "classic" else 1
         log = Log(1, members, tuple(ownership), zeros, sizes, leader)
         hist = History(max_issued=1, acked=zeros, next_member_id=cfg.consumers + 1)
     else:

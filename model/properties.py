@@ -10,7 +10,7 @@ from collections.abc import Iterable
 
 from checker import Property, always
 from model.config import Config
-from model.state import GONE, SERVING, STEADY, World
+from model.state import GONE, MEMBER, SERVING, STEADY, World
 
 
 def current_generation(w: World) -> int:
@@ -63,11 +63,17 @@ def no_lost_commit(w: World) -> bool:
 
 def complete_assignment(cfg: Config, w: World) -> bool:
     """When the group is stable (its coordinator is steady, has members, no rebalance is pending and it
-    assigned for the topics' current sizes) every partition has one owner and that owner is a member."""
+    assigned for the topics' current sizes) every partition has one owner and that owner is a member.
+    Cooperative: a stable round may withhold partitions whose owner must revoke them first; they count
+    only once every live consumer is a member of the current generation (no follow-up rejoin pending)."""
     if w.leader is None:
         return True
     b = w.brokers[w.leader]
     if not b.up or b.role != STEADY or b.trigger is not None or not b.members or b.sizes != w.sizes:
+        return True
+    if cfg.protocol == "cooperative" and not all(
+        c.status == MEMBER and c.generation == b.generation for c in w.consumers if c.status not in GONE
+    ):
         return True
     members = {m for m, _ in b.members}
     return all(b.ownership[s] in members for s in cfg.existing_slots(w.sizes))

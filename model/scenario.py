@@ -141,7 +141,11 @@ def scenario_from_data(data: Any, source: str) -> Scenario:
     if not isinstance(description, str):
         raise _err(source, "description", "must be a string")
     protocol = _choice(data, "protocol", PROTOCOLS, "classic", source)
-    assignor = _choice(data, "assignor", tuple(ASSIGNORS), "range", source)
+    default_assignor = "cooperative-sticky" if protocol == "cooperative" else "range"
+    assignor = _choice(data, "assignor", tuple(ASSIGNORS), default_assignor, source)
+    if protocol == "cooperative" and assignor != "cooperative-sticky":
+        # Kafka uses the cooperative protocol only when every assignor supports it
+        raise _err(source, "assignor", 'protocol "cooperative" needs assignor "cooperative-sticky"')
 
     group = _table(data, "group", GROUP_KEYS, source)
     consumers = _int(group, "consumers", 2, "consumers", source, "group")

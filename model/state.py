@@ -64,6 +64,9 @@ class Msg:
     members: tuple[int, ...] = ()  # eager JoinGroup response to the leader: the member ids to assign
     ownership: tuple[int | None, ...] = ()  # eager SyncGroup from the leader: owner member id per slot
     sizes: tuple[int, ...] = ()  # eager SyncGroup from the leader: partition counts it assigned for
+    # cooperative: (member id, owned slots, generation owned in) — one entry in a JoinGroup (member id
+    # -1 before it has one), every member's in the leader's JoinGroup response
+    claims: tuple[tuple[int, tuple[int, ...], int], ...] = ()
 
 
 @dataclass(frozen=True, slots=True)
@@ -90,6 +93,8 @@ class Consumer:
     rejoin: bool = False  # after rediscovering the coordinator, rejoin instead of heartbeating
     paused: bool = False  # in a GC pause: takes no step
     to_assign: tuple[int, ...] = ()  # eager group leader: the members its SyncGroup must assign
+    claims: tuple[tuple[int, tuple[int, ...], int], ...] = ()  # cooperative leader: what each member owns
+    owned_gen: int = 0  # the generation its assignment came from (cooperative JoinGroup metadata)
 
 
 @dataclass(frozen=True, slots=True)
@@ -114,6 +119,8 @@ class Broker:
     unwritten: tuple[str, ...] = ()  # log records still to write, in order
     leader_member: int | None = None  # eager: the group leader's member id (computes the assignment)
     syncs: tuple[int, ...] = ()  # eager: consumers whose SyncGroup is held for the leader's assignment
+    # cooperative: (consumer, owned slots, generation) from each JoinGroup of this round
+    claims: tuple[tuple[int, tuple[int, ...], int], ...] = ()
 
 
 @dataclass(frozen=True, slots=True)

@@ -32,11 +32,13 @@ def _ids(w: World) -> set[int]:
         ids.add(w.log.leader_member)
     for c in w.consumers:
         ids.update(c.to_assign)
+        ids.update(m for m, _, _ in c.claims)
     for ln in w.links:
         for msg in (*ln.to_broker, *ln.to_consumer):
             if msg.member_id is not None:
                 ids.add(msg.member_id)
             ids.update(msg.members)
+            ids.update(m for m, _, _ in msg.claims if m != -1)
             ids.update(o for o in msg.ownership if o is not None)
     return ids
 
@@ -60,19 +62,31 @@ def canonical_member_ids(w: World) -> World:
     def entries(es: tuple[tuple[int, int | None], ...]) -> tuple[tuple[int, int | None], ...]:
         return tuple((c, r(m)) for c, m in es)
 
+    def claims(
+        cs: tuple[tuple[int, tuple[int, ...], int], ...],
+    ) -> tuple[tuple[int, tuple[int, ...], int], ...]:
+        return tuple((m if m == -1 else ren[m], owned, gen) for m, owned, gen in cs)
+
     def msg(m: Msg) -> Msg:
-        if m.member_id is None and not m.members and not m.ownership:
+        if m.member_id is None and not m.members and not m.ownership and not m.claims:
             return m
         members = tuple(ren[x] for x in m.members)
-        return replace(m, member_id=r(m.member_id), members=members, ownership=owners(m.ownership))
+        return replace(
+            m,
+            member_id=r(m.member_id),
+            members=members,
+            ownership=owners(m.ownership),
+            claims=claims(m.claims),
+        )
 
     def msgs(ms: tuple[Msg, ...]) -> tuple[Msg, ...]:
         return tuple(msg(m) for m in ms)
 
     def consumer(c: Consumer) -> Consumer:
-        if c.member_id is None and not c.to_assign:
+        if c.member_id is None and not c.to_assign and not c.claims:
             return c
-        return replace(c, member_id=r(c.member_id), to_assign=tuple(ren[x] for x in c.to_assign))
+        to_assign = tuple(ren[x] for x in c.to_assign)
+        return replace(c, member_id=r(c.member_id), to_assign=to_assign, claims=claims(c.claims))
 
     def broker(b: Broker) -> Broker:
         return replace(

@@ -46,7 +46,8 @@ class TransitionWatch(GroupModel):
     "budget",
     [
         Budget(coordinator_failovers=1, consumer_leaves=2),
-        Budget(gc_pauses=1, consumer_joins=1),
+        Budget(gc_pauses=1),
+        Budget(consumer_joins=1, consumer_crashes=1),
         Budget(network_partitions=1, consumer_crashes=1),
     ],
 )
