@@ -26,7 +26,6 @@ class Switches:
     atomic_generation_write: bool = True  # generation + membership + ownership in one log record
     load_log_before_serving: bool = True  # a new coordinator loads the group from the log before serving
     persist_before_respond: bool = True  # write to the log before answering a JoinGroup or acking a commit
-    dedupe_ownership_claims: bool = True  # two members claim one partition: newest generation wins (or none)
     revoke_before_assign: bool = True  # cooperative: a partition moves only after its owner revoked it
 
 

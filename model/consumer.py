@@ -92,6 +92,9 @@ def join_group(cfg: Config, w: World, c: int) -> World | None:
     if cons is None or cons.status != STOPPED or (cons.dirty and cons.member_id is not None):
         return None  # a stopped consumer commits what it processed before it rejoins
     claims: tuple[tuple[int, tuple[int, ...], int], ...] = ()
+    if cfg.protocol == "eager" and cfg.switches.stop_fetching_before_rejoin:
+        # Kafka's onJoinPrepare (eager): every partition is revoked before the JoinGroup goes out
+        cons = replace(cons, assignment=(), positions=(), fetching=False)
     if cfg.protocol == "cooperative":
         # KIP-429: the JoinGroup metadata names the partitions it still owns, and since when
         mid = -1 if cons.member_id is None else cons.member_id
@@ -127,7 +130,7 @@ def _leader_assignment(cfg: Config, cons: Consumer, sizes: tuple[int, ...]) -> d
     topics = tuple(range(len(sizes)))
     specs = [MemberSpec(m, topics, owned, gen) for m, owned, gen in cons.claims]
     name = "cooperative-sticky" if cfg.switches.revoke_before_assign else "sticky"
-    return assign(name, specs, sizes, cfg.topic_offsets, dedupe_claims=cfg.switches.dedupe_ownership_claims)
+    return assign(name, specs, sizes, cfg.topic_offsets)
 
 
 def heartbeat(cfg: Config, w: World, c: int) -> World | None:
@@ -327,7 +330,7 @@ def coordinator_timeout(cfg: Config, w: World, c: int) -> World | None:
     assert b is not None
     br = w.brokers[b]
     ln = link(cfg, w, c, b)
-    held = c in br.syncs or any(e[0] == c and c not in br.answered for e in br.joined)
+    held = any(x[0] == c for x in br.syncs) or any(e[0] == c and c not in br.answered for e in br.joined)
     late = any(e[0] == c for e in br.late)
     lost = not ln.to_broker and not ln.to_consumer and not held and not late
     if not (not br.up or br.paused or ln.cut or lost or (cons.awaiting == "join" and late)):

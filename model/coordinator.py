@@ -69,7 +69,7 @@ def holds_request_of(br: Broker, c: int) -> bool:
     """The broker holds a JoinGroup (or, eager protocol, a SyncGroup) of consumer ``c`` it has not
     answered yet."""
     return (
-        c in br.syncs
+        any(x[0] == c for x in br.syncs)
         or any(e[0] == c for e in br.late)
         or any(e[0] == c and c not in br.answered for e in br.joined)
     )
@@ -78,13 +78,13 @@ def holds_request_of(br: Broker, c: int) -> bool:
 def _drop_held(br: Broker, c: int) -> Broker:
     """Consumer ``c``'s connection closed: a JoinGroup or SyncGroup held for it has nowhere to be
     answered."""
-    if not br.late and not br.joined and c not in br.syncs:
+    if not br.late and not br.joined and not br.syncs:
         return br
     return replace(
         br,
         joined=tuple(e for e in br.joined if e[0] != c or c in br.answered),
         late=tuple(e for e in br.late if e[0] != c),
-        syncs=tuple(x for x in br.syncs if x != c),
+        syncs=tuple(x for x in br.syncs if x[0] != c),
     )
 
 
@@ -378,8 +378,8 @@ def expirable(cfg: Config, w: World, b: int, mid: int) -> tuple[Broker, int] | N
     if entry is None:
         return None
     c = entry[1]
-    if holds_request_of(br, c) and any(e == (c, mid) for e in (*br.joined, *br.late)):
-        return None
+    if holds_request_of(br, c) and any(e == (c, mid) for e in (*br.joined, *br.late, *br.syncs)):
+        return None  # kept alive while its JoinGroup (Kafka: or SyncGroup) is held
     cons = w.consumers[c]
     cause = (
         cons.status in GONE

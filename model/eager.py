@@ -154,6 +154,11 @@ def _join(cfg: Config, w: World, b: int, br: Broker, c: int, msg: Msg, links: tu
     if br.role == REBALANCING and mid in classic.member_ids(br):
         # it missed its JoinGroup response (Kafka: same metadata): answer again for this generation
         return replace(w, links=to_consumer(cfg, w.links, c, b, _join_response(br, mid)))
+    known = mid in classic.member_ids(br)
+    if br.role == STEADY and br.trigger is None and known and mid != br.leader_member:
+        # Kafka: a follower rejoining a Stable group with unchanged metadata gets the current generation
+        # at once (its SyncGroup then returns its assignment); only the leader's JoinGroup rebalances
+        return replace(w, links=to_consumer(cfg, w.links, c, b, _join_response(br, mid)))
     entry = (c, mid)
     joined = tuple(sorted((*(e for e in br.joined if e[0] != c), entry)))
     if msg.claims:
@@ -185,7 +190,7 @@ def _trigger(cfg: Config, w: World, b: int, br: Broker, reason: str) -> World:
     if br.role != REBALANCING:
         return classic.set_broker(w, b, br)
     links = w.links
-    for c in br.syncs:
+    for c, _ in br.syncs:
         links = to_consumer(cfg, links, c, b, Msg("SyncGroupResponse", error=REBALANCE_IN_PROGRESS))
     br = replace(br, role=PREPARE, phase=3 if br.joined else 2, syncs=(), unwritten=_pending_offsets(br))
     return classic.set_broker(w, b, br, links=links)
@@ -212,12 +217,20 @@ def _sync(cfg: Config, w: World, b: int, br: Broker, c: int, msg: Msg, links: tu
     assert mid is not None
     if br.role == STEADY:
         return classic.reply(cfg, w, b, br, c, links, _sync_response(br, mid))
-    br = replace(br, syncs=tuple(sorted((*br.syncs, c))))
+    br = replace(br, syncs=tuple(sorted((*br.syncs, (c, mid)))))
     w = replace(w, links=links)
     if mid != br.leader_member or br.phase >= 4:
         return classic.set_broker(w, b, br)
     # phase 4: the leader's assignment is stored and written to the log with the generation
-    br = replace(br, ownership=msg.ownership, sizes=msg.sizes, phase=4)
+    ownership = msg.ownership
+    if cfg.protocol == "cooperative":
+        # a withheld partition still belongs to its owner until that owner revokes it
+        ids = classic.member_ids(br)
+        ownership = tuple(
+            new if new is not None else (old if old in ids else None)
+            for new, old in zip(msg.ownership, br.ownership, strict=True)
+        )
+    br = replace(br, ownership=ownership, sizes=msg.sizes, phase=4)
     records = (REC_GROUP,) if cfg.switches.atomic_generation_write else (REC_MEMBERS, REC_GROUP)
     if cfg.switches.persist_before_respond:
         w = classic.write_record(w, br, records[0])
@@ -239,9 +252,8 @@ def respond_sync_group(cfg: Config, w: World, b: int) -> World | None:
     if cfg.switches.persist_before_respond and (REC_GROUP in br.unwritten or REC_MEMBERS in br.unwritten):
         return None
     links = w.links
-    owner_of = {c: m for m, c in br.members}
-    for c in br.syncs:
-        links = to_consumer(cfg, links, c, b, _sync_response(br, owner_of[c]))
+    for c, mid in br.syncs:
+        links = to_consumer(cfg, links, c, b, _sync_response(br, mid))
     return classic.set_broker(w, b, replace(br, role=STEADY, phase=5, syncs=(), claims=()), links=links)
 
 
@@ -277,10 +289,14 @@ def complete_join(cfg: Config, w: World, b: int) -> World | None:
         trigger=None,
         leader_member=leader,
     )
+    # a group record still queued from an earlier generation would be written with this one's content:
+    # drop it (persist_before_respond off loses it; Kafka builds each record when it stores it)
+    br = replace(br, unwritten=_pending_offsets(br))
     w = replace(w, hist=hist)
     if not members:
+        # Kafka stores the Empty group right away (written in this step: nothing can change it meanwhile)
         br = replace(br, role=STEADY, phase=0, sizes=w.sizes, claims=())
-        return classic.set_broker(w, b, replace(br, unwritten=(*br.unwritten, REC_GROUP)))
+        return classic.set_broker(classic.write_record(w, br, REC_GROUP), b, br)
     links = w.links
     for mid, c in br.members:
         links = to_consumer(cfg, links, c, b, _join_response(br, mid))

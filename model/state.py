@@ -118,7 +118,7 @@ class Broker:
     dead: tuple[tuple[int, int], ...] = ()  # (member id, consumer) declared dead in the rebalance under way
     unwritten: tuple[str, ...] = ()  # log records still to write, in order
     leader_member: int | None = None  # eager: the group leader's member id (computes the assignment)
-    syncs: tuple[int, ...] = ()  # eager: consumers whose SyncGroup is held for the leader's assignment
+    syncs: tuple[tuple[int, int], ...] = ()  # eager: (consumer, member id) of each held SyncGroup
     # cooperative: (consumer, owned slots, generation) from each JoinGroup of this round
     claims: tuple[tuple[int, tuple[int, ...], int], ...] = ()
 

@@ -26,6 +26,7 @@ def _ids(w: World) -> set[int]:
         if br.expired is not None:
             ids.add(br.expired[0])
         ids.update(m for m, _ in br.dead)
+        ids.update(m for _, m in br.syncs)
         if br.leader_member is not None:
             ids.add(br.leader_member)
     if w.log.leader_member is not None:
@@ -97,6 +98,7 @@ def canonical_member_ids(w: World) -> World:
             late=entries(b.late),
             expired=None if b.expired is None else (ren[b.expired[0]], b.expired[1]),
             dead=members(b.dead),
+            syncs=tuple((c, ren[m]) for c, m in b.syncs),
             leader_member=r(b.leader_member),
         )
 
