@@ -312,7 +312,7 @@ def violation_message(cfg: Config, prop: str, w: World) -> str:
             ):
                 return (
                     f"{broker_name(b)} serves the group at generation {br.generation} although generation "
-                    f"{w.hist.max_issued} was already received by a consumer"
+                    f"{w.hist.max_issued} was already received by a consumer with its assignment"
                 )
     if prop == "no-lost-commit":
         for b, br in enumerate(w.brokers):

@@ -1,7 +1,8 @@
 """Safety properties of a consumer group (PROTOCOL.md "Properties"), as predicates on a :class:`World`.
 
 The group's *current generation* is the newest one the group has reached: the larger of the log's
-generation and the highest generation a consumer has received in a JoinGroup response.
+generation and the highest generation a consumer has received an assignment in (the JoinGroup response
+of the seed-000 design, the SyncGroup response of today's protocols).
 """
 
 from __future__ import annotations
@@ -47,7 +48,8 @@ def no_stale_commit(w: World) -> bool:
 
 
 def generation_monotonic(w: World) -> bool:
-    """A serving coordinator never has a generation older than one a consumer has already received."""
+    """A serving coordinator never has a generation older than one a consumer has already received an
+    assignment in."""
     return all(b.generation >= w.hist.max_issued for b in w.brokers if b.up and b.role in SERVING)
 
 

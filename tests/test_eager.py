@@ -100,7 +100,7 @@ def test_leader_assigns_and_sync_responses_carry_each_part() -> None:
         ("SyncGroup", "C2", (1,)),
         ("HandleSyncGroup", "B1", (0, 1)),  # a follower's SyncGroup waits for the leader's
     )
-    assert w.brokers[0].syncs == (1,) and w.brokers[0].phase == 3
+    assert w.brokers[0].syncs == ((1, 2),) and w.brokers[0].phase == 3
     assert model.next_state(w, Act("RespondSyncGroup", "B1", (0,))) is None
     w = _run(model, w, ("SyncGroup", "C1", (0,)), ("HandleSyncGroup", "B1", (0, 0)))
     assert w.brokers[0].phase == 4 and (w.log.generation, w.log.ownership) == (1, (1, 2))

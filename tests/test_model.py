@@ -92,25 +92,36 @@ RANDOM_CFG = Config(
 )
 
 
-@settings(max_examples=60, deadline=None)
-@given(st.lists(st.integers(min_value=0, max_value=10_000), min_size=1, max_size=120))
-def test_random_walks_never_raise_and_stay_consistent(choices: list[int]) -> None:
-    model = GroupModel(RANDOM_CFG)
+@settings(max_examples=150, deadline=None)
+@given(
+    st.sampled_from(["classic", "eager", "cooperative"]),
+    st.booleans(),
+    st.lists(st.integers(min_value=0, max_value=10_000), min_size=1, max_size=120),
+)
+def test_random_walks_never_raise_and_stay_consistent(
+    protocol: str, checks_on: bool, choices: list[int]
+) -> None:
+    """Every protocol, with all switches on or the member-id check and fencing off (paths where requests
+    from non-members get through), survives long random walks through every fault."""
+    assignor = "cooperative-sticky" if protocol == "cooperative" else "range"
+    switches = replace(RANDOM_CFG.switches, member_id_check=checks_on, commit_generation_fencing=checks_on)
+    cfg = replace(RANDOM_CFG, protocol=protocol, assignor=assignor, switches=switches)
+    model = GroupModel(cfg)
     (w,) = model.init_states()
     for pick in choices:
         acts = list(model.actions(w))
         for a in acts:  # every action survives a trip through trace data
-            assert parse_action(RANDOM_CFG, a.name, a.actor, list(a.args)) == a
+            assert parse_action(cfg, a.name, a.actor, list(a.args)) == a
         succ = [n for a in acts if (n := model.next_state(w, a)) is not None]
         if not succ:
             break
         w = succ[pick % len(succ)]
-        _consistent(RANDOM_CFG, w)
+        _consistent(cfg, w)
         for prop in model.properties():
             prop.holds(w)  # must not raise
 
 
-@pytest.mark.parametrize("protocol", ["classic", "eager"])
+@pytest.mark.parametrize("protocol", ["classic", "eager", "cooperative"])
 @pytest.mark.parametrize("phase", [1, 2, 3, 4, 5])
 def test_pinned_failover_strikes_and_the_group_recovers(phase: int, protocol: str) -> None:
     """The phase-pinned scenarios are not vacuous: the crash happens in that phase, and afterwards a new
@@ -120,6 +131,7 @@ def test_pinned_failover_strikes_and_the_group_recovers(phase: int, protocol: st
         budget=Budget(coordinator_failovers=1, partition_growth=1),
         failover_phase=phase,
         protocol=protocol,
+        assignor="cooperative-sticky" if protocol == "cooperative" else "range",
     )
 
     class Probe(GroupModel):
