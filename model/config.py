@@ -27,6 +27,9 @@ class Switches:
     load_log_before_serving: bool = True  # a new coordinator loads the group from the log before serving
     persist_before_respond: bool = True  # write to the log before answering a JoinGroup or acking a commit
     revoke_before_assign: bool = True  # cooperative: a partition moves only after its owner revoked it
+    unload_on_leadership_loss: bool = (
+        True  # a broker that stops leading the offsets partition stops coordinating
+    )
 
 
 SWITCH_NAMES: tuple[str, ...] = tuple(f.name for f in fields(Switches))

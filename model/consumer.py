@@ -282,7 +282,6 @@ def _assigned(cons: Consumer, msg: Msg) -> Consumer:
         fetching=True,
         dirty=False,
         to_assign=(),
-        owned_gen=msg.generation,
     )
 
 

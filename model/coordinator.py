@@ -179,6 +179,9 @@ def store_commit(
     """Accept an offset commit: record it (in the log too, unless persist_before_respond is off), note
     whether it was stale for ``no-stale-commit``, and acknowledge it."""
     mid, gen = msg.member_id, msg.generation
+    if w.leader != b:
+        # it no longer leads the offsets partition: the append fails (Kafka maps NOT_LEADER to this)
+        return reply(cfg, w, b, br, c, links, Msg("OffsetCommitResponse", error=NOT_COORDINATOR))
     hist = w.hist
     current = max(w.log.generation, hist.max_issued)
     offsets = br.offsets
@@ -281,14 +284,19 @@ def _schedule_write(cfg: Config, w: World, b: int, br: Broker) -> World:
     records = (REC_GROUP,) if cfg.switches.atomic_generation_write else (REC_MEMBERS, REC_GROUP)
     if cfg.switches.persist_before_respond:
         # a non-atomic write leaves the second record for a later step
-        w = write_record(w, br, records[0])
+        w = write_record(w, b, br, records[0])
         br = replace(br, unwritten=(*br.unwritten, *records[1:]))
     else:
         br = replace(br, unwritten=(*br.unwritten, *records))
     return _finish_if_done(cfg, set_broker(w, b, br), b)
 
 
-def write_record(w: World, br: Broker, record: str) -> World:
+def write_record(w: World, b: int, br: Broker, record: str) -> World:
+    """Append ``record`` (built from broker ``br``'s state) to the log. Only the leader of the offsets
+    partition can append: a broker that lost leadership but still acts as coordinator (the
+    ``unload_on_leadership_loss`` switch off) writes nothing."""
+    if w.leader != b:
+        return w
     log = w.log
     if record == REC_MEMBERS:
         log = replace(log, members=br.members)
@@ -311,7 +319,7 @@ def write_log(cfg: Config, w: World, b: int) -> World | None:
     br = active_broker(w, b)
     if br is None or not br.unwritten or br.role not in SERVING:
         return None
-    w = write_record(w, br, br.unwritten[0])
+    w = write_record(w, b, br, br.unwritten[0])
     return _finish_if_done(cfg, set_broker(w, b, replace(br, unwritten=br.unwritten[1:])), b)
 
 
@@ -429,6 +437,21 @@ def notice_partition_growth(cfg: Config, w: World, b: int) -> World | None:
     if br is None or br.role != STEADY or br.trigger is not None or not br.members or br.sizes == w.sizes:
         return None
     return set_broker(w, b, _learn(br, "partitions-added"))
+
+
+def unload_group(cfg: Config, w: World, b: int) -> World | None:
+    """A broker that no longer leads the group's offsets partition stops acting as its coordinator
+    (Kafka's onResignation): held JoinGroups and SyncGroups are answered NotCoordinator. With
+    ``unload_on_leadership_loss`` on this happens in the same step as the leadership change."""
+    br = w.brokers[b]
+    if not br.up or br.paused or br.role == NONE or w.leader == b:
+        return None
+    links = w.links
+    held = {c for c, _ in (*br.joined, *br.late) if c not in br.answered} | {c for c, _ in br.syncs}
+    for c in sorted(held):
+        kind = "SyncGroupResponse" if any(x[0] == c for x in br.syncs) else "JoinGroupResponse"
+        links = to_consumer(cfg, links, c, b, Msg(kind, error=NOT_COORDINATOR))
+    return set_broker(w, b, Broker(up=True, role=NONE), links=links)
 
 
 def fresh_coordinator(cfg: Config, w: World) -> Broker:

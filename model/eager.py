@@ -233,7 +233,7 @@ def _sync(cfg: Config, w: World, b: int, br: Broker, c: int, msg: Msg, links: tu
     br = replace(br, ownership=ownership, sizes=msg.sizes, phase=4)
     records = (REC_GROUP,) if cfg.switches.atomic_generation_write else (REC_MEMBERS, REC_GROUP)
     if cfg.switches.persist_before_respond:
-        w = classic.write_record(w, br, records[0])
+        w = classic.write_record(w, b, br, records[0])
         records = records[1:]
     return classic.set_broker(w, b, replace(br, unwritten=(*br.unwritten, *records)))
 
@@ -296,7 +296,7 @@ def complete_join(cfg: Config, w: World, b: int) -> World | None:
     if not members:
         # Kafka stores the Empty group right away (written in this step: nothing can change it meanwhile)
         br = replace(br, role=STEADY, phase=0, sizes=w.sizes, claims=())
-        return classic.set_broker(classic.write_record(w, br, REC_GROUP), b, br)
+        return classic.set_broker(classic.write_record(w, b, br, REC_GROUP), b, br)
     links = w.links
     for mid, c in br.members:
         links = to_consumer(cfg, links, c, b, _join_response(br, mid))
@@ -308,7 +308,7 @@ def write_log(cfg: Config, w: World, b: int) -> World | None:
     br = classic.active_broker(w, b)
     if br is None or not br.unwritten or br.role in (NONE, CATCHUP):
         return None
-    w = classic.write_record(w, br, br.unwritten[0])
+    w = classic.write_record(w, b, br, br.unwritten[0])
     return classic.set_broker(w, b, replace(br, unwritten=br.unwritten[1:]))
 
 

@@ -47,6 +47,7 @@ INTERNAL_TEXT = {
     "BeginRebalance": "BeginRebalance: heartbeats now answered IllegalGeneration",
     "RespondJoinGroup": "RespondJoinGroup",
     "NoticePartitionGrowth": "notices a topic gained partitions",
+    "UnloadGroup": "UnloadGroup: no longer leads the offsets partition, stops coordinating the group",
     "FindCoordinator": "FindCoordinator",
     "Fetch": "Fetch: processes the next record of each assigned partition",
 }
@@ -325,6 +326,11 @@ def violation_message(cfg: Config, prop: str, w: World) -> str:
             ]
             if lost:
                 return f"{broker_name(b)} lost acknowledged commits ({'; '.join(lost)})"
+    if prop == "single-active-coordinator":
+        acting = [broker_name(b) for b, br in enumerate(w.brokers) if br.up and br.role != "none"]
+        leader = "nobody" if w.leader is None else broker_name(w.leader)
+        both = " and ".join(acting)
+        return f"{both} both act as the group's coordinator (the offsets partition's leader: {leader})"
     if prop == "complete-assignment" and w.leader is not None:
         br = w.brokers[w.leader]
         members = {m for m, _ in br.members}

@@ -81,7 +81,10 @@ def failback(cfg: Config, w: World, b: int) -> World | None:
     w2 = _spend(w, "failbacks")
     if w2 is None:
         return None
-    brokers = tset(w2.brokers, old, Broker(up=True, paused=w2.brokers[old].paused, role=NONE))
+    brokers = w2.brokers
+    if cfg.switches.unload_on_leadership_loss:
+        brokers = tset(brokers, old, Broker(up=True, paused=w2.brokers[old].paused, role=NONE))
+    # else the old leader goes on acting as coordinator until its UnloadGroup step
     brokers = tset(brokers, b, fresh_coordinator(cfg, w2))
     return replace(w2, brokers=brokers, leader=b)
 

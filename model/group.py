@@ -87,6 +87,7 @@ _BROKER: dict[str, Handler] = {
     "ElectCoordinator": faults.elect_coordinator,
     "BrokerRestart": faults.broker_restart,
     "Failback": faults.failback,
+    "UnloadGroup": coord_.unload_group,
 }
 # the eager protocol's coordinator steps (its handlers replace the classic ones of the same name)
 _EAGER_BROKER: dict[str, Handler] = {
@@ -189,6 +190,8 @@ class GroupModel(Model[World, Act]):
                 yield Act("BrokerRestart", me, (b,))
             if bud.failbacks and b == 0:
                 yield Act("Failback", me, (b,))
+            if br.role != NONE and w.leader != b:
+                yield Act("UnloadGroup", me, (b,))
         for c in range(len(w.consumers)):
             for b in range(cfg.brokers):
                 if link(cfg, w, c, b).cut:
@@ -310,7 +313,7 @@ def initial_world(cfg: Config) -> World:
                 assignment=owned[c + 1],
                 positions=(0,) * len(owned[c + 1]),
                 fetching=True,
-                owned_gen=1,
+                owned_gen=1 if cfg.protocol == "cooperative" else 0,
             )
             for c in range(cfg.consumers)
         ]

@@ -11,7 +11,7 @@ from collections.abc import Iterable
 
 from checker import Property, always
 from model.config import Config
-from model.state import GONE, MEMBER, SERVING, STEADY, World
+from model.state import CATCHUP, GONE, MEMBER, SERVING, STEADY, World
 
 
 def current_generation(w: World) -> int:
@@ -81,6 +81,11 @@ def complete_assignment(cfg: Config, w: World) -> bool:
     return all(b.ownership[s] in members for s in cfg.existing_slots(w.sizes))
 
 
+def single_active_coordinator(w: World) -> bool:
+    """At most one broker acts as the group's coordinator (serves it or is loading it)."""
+    return sum(1 for b in w.brokers if b.up and b.role in (*SERVING, CATCHUP)) <= 1
+
+
 DESCRIPTIONS = {
     "single-owner": single_owner.__doc__,
     "exclusive-fetch": exclusive_fetch.__doc__,
@@ -88,6 +93,7 @@ DESCRIPTIONS = {
     "generation-monotonic": generation_monotonic.__doc__,
     "no-lost-commit": no_lost_commit.__doc__,
     "complete-assignment": complete_assignment.__doc__,
+    "single-active-coordinator": single_active_coordinator.__doc__,
 }
 PROPERTY_NAMES: tuple[str, ...] = tuple(DESCRIPTIONS)
 
@@ -105,5 +111,6 @@ def properties(cfg: Config) -> tuple[Property[World], ...]:
         "generation-monotonic": generation_monotonic,
         "no-lost-commit": no_lost_commit,
         "complete-assignment": lambda w: complete_assignment(cfg, w),
+        "single-active-coordinator": single_active_coordinator,
     }
     return tuple(always(name, conditions[name], _one_line(DESCRIPTIONS[name])) for name in PROPERTY_NAMES)
