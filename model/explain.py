@@ -57,14 +57,23 @@ def _m(mid: int | None) -> str:
     return "-" if mid is None else f"m{mid}"
 
 
+def _claim(cfg: Config, claim: tuple[int, tuple[int, ...], int]) -> str:
+    mid, owned, gen = claim
+    if not owned:
+        return _m(mid if mid != -1 else None)
+    return f"{_m(mid)} (owns {','.join(cfg.slot_name(s) for s in owned)} since gen {gen})"
+
+
 def msg_text(cfg: Config, msg: Msg) -> str:
     fields = []
     if msg.kind.endswith("Response"):
         if msg.error != OK:
             return f"{msg.kind}({msg.error})"
-        if msg.kind == "JoinGroupResponse" and cfg.protocol == "eager":
+        if msg.kind == "JoinGroupResponse" and cfg.protocol != "classic":
             text = f"JoinGroupResponse(member={_m(msg.member_id)}, gen={msg.generation}"
-            if msg.members:
+            if msg.claims:
+                text += ", leader: assign " + ", ".join(_claim(cfg, c) for c in msg.claims)
+            elif msg.members:
                 text += ", leader: assign " + ",".join(_m(m) for m in msg.members)
             return text + ")"
         if msg.kind in ("JoinGroupResponse", "SyncGroupResponse"):
@@ -72,6 +81,9 @@ def msg_text(cfg: Config, msg: Msg) -> str:
             return f"{msg.kind}(member={_m(msg.member_id)}, gen={msg.generation}, owns {owned})"
         return f"{msg.kind}(ok)"
     fields = [f"member={_m(msg.member_id)}", f"gen={msg.generation}"]
+    if msg.kind == "JoinGroup" and msg.claims and msg.claims[0][1]:
+        _, owned, gen = msg.claims[0]
+        fields.append(f"owns {','.join(cfg.slot_name(s) for s in owned)} since gen {gen}")
     if msg.offsets:
         fields.append("offsets " + ",".join(f"{cfg.slot_name(s)}={o}" for s, o in msg.offsets))
     if msg.ownership:
@@ -178,6 +190,14 @@ def describe(cfg: Config, before: World, act: Act, after: World) -> dict[str, An
         if len(resp_after) > len(resp_before):
             kind, src, dst = "send", broker_name(b), consumer_name(c)
             label = f"{msg_text(cfg, req)} → {msg_text(cfg, resp_after[-1])}"
+        elif name == "HandleSyncGroup" and after.brokers[b].phase == 4 != before.brokers[b].phase:
+            written = after.log.generation != before.log.generation
+            label = f"takes the leader's {msg_text(cfg, req)}: assignment stored" + (
+                f", written to the log with generation {after.log.generation}"
+                if written
+                else " (not written yet)"
+            )
+            kind, src, dst = ("write", broker_name(b), "log") if written else (kind, src, dst)
         else:
             label = f"takes {msg_text(cfg, req)} from {consumer_name(c)} (held, or no answer)"
     elif name == "LoadGroup":
@@ -185,7 +205,7 @@ def describe(cfg: Config, before: World, act: Act, after: World) -> dict[str, An
     elif name == "FindCoordinator":
         found = after.consumers[args[0]].coordinator
         label = f"FindCoordinator → {broker_name(found) if found is not None else '?'}"
-    elif name == "BeginRebalance" and cfg.protocol == "eager":
+    elif name == "BeginRebalance" and cfg.protocol != "classic":
         label = "BeginRebalance: PreparingRebalance, heartbeats now answered REBALANCE_IN_PROGRESS"
     elif name in INTERNAL_TEXT:
         label = INTERNAL_TEXT[name]
@@ -205,7 +225,7 @@ def describe(cfg: Config, before: World, act: Act, after: World) -> dict[str, An
             target = next(c for c, _ in bb.joined if c not in bb.answered)
             kind, src, dst = "send", broker_name(b), consumer_name(target)
             label = "JoinGroupResponse (lost: link cut)"
-    elif name in ("CompleteJoin", "RespondSyncGroup") and cfg.protocol == "eager":
+    elif name in ("CompleteJoin", "RespondSyncGroup") and cfg.protocol != "classic":
         (b,) = args
         br = after.brokers[b]
         sent = _responses_sent(cfg, before, after, b)
