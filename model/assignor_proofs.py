@@ -309,7 +309,13 @@ def _eligible(subs: Sequence[Sequence[int]], sizes: Sequence[int], cap: int) -> 
 def _complete_violation(
     subs: Sequence[Sequence[int]], sizes: Sequence[int], a: Mapping[int, Sequence[int]], cap: int
 ) -> str | None:
-    eligible = _eligible(subs, sizes, cap)
+    return _slot_problem(_eligible(subs, sizes, cap), a, cap, set())
+
+
+def _slot_problem(
+    eligible: Mapping[int, Sequence[int]], a: Mapping[int, Sequence[int]], cap: int, allowed_missing: set[int]
+) -> str | None:
+    """What is wrong with assignment ``a`` given who may hold each slot, or ``None``."""
     holders: dict[int, list[int]] = {}
     for m, ss in a.items():
         for s in ss:
@@ -319,7 +325,7 @@ def _complete_violation(
             return f"{_slot_name(s, cap)} goes to a non-subscriber or does not exist"
         if len(who) > 1:
             return f"{_slot_name(s, cap)} goes to {len(who)} members"
-    missing = sorted(set(eligible) - set(holders))
+    missing = sorted(set(eligible) - set(holders) - allowed_missing)
     return f"{_slot_name(missing[0], cap)} is not assigned" if missing else None
 
 
@@ -686,20 +692,9 @@ def _case_eligible(case: _Case, cap: int) -> dict[int, list[int]]:
 def _holders_problem(
     case: _Case, a: Mapping[int, Sequence[int]], cap: int, allowed_missing: set[int]
 ) -> str | None:
-    eligible = _case_eligible(case, cap)
     if sorted(a) != sorted(m.member_id for m in case.members):
         return "not every member appears in the result"
-    holders: dict[int, list[int]] = {}
-    for m, ss in a.items():
-        for s in ss:
-            holders.setdefault(s, []).append(m)
-    for s, who in sorted(holders.items()):
-        if s not in eligible or any(m not in eligible[s] for m in who):
-            return f"{_slot_name(s, cap)} goes to a non-subscriber or does not exist"
-        if len(who) > 1:
-            return f"{_slot_name(s, cap)} goes to {len(who)} members"
-    missing = sorted(set(eligible) - set(holders) - allowed_missing)
-    return f"{_slot_name(missing[0], cap)} is not assigned" if missing else None
+    return _slot_problem(_case_eligible(case, cap), a, cap, allowed_missing)
 
 
 def _check_complete(case: _Case, run: _Run) -> str | None:

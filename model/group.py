@@ -259,6 +259,17 @@ _SHAPES: dict[str, str] = {
 }
 
 
+def walk(model: GroupModel, w: World, *steps: tuple[str, str, tuple[int, ...]]) -> World:
+    """Take ``steps`` — (action name, actor, args) — from ``w``; raise ValueError at one not enabled.
+    For driving the model through a fixed story (tests, teaching)."""
+    for name, actor, args in steps:
+        nxt = model.next_state(w, Act(name, actor, args))
+        if nxt is None:
+            raise ValueError(f"{name}{args} by {actor} is not enabled")
+        w = nxt
+    return w
+
+
 def parse_action(cfg: Config, name: object, actor: object, args: object) -> Act:
     """Rebuild an action from trace data, or raise ValueError saying what is wrong with it."""
     if not isinstance(name, str) or name not in _SHAPES:

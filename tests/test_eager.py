@@ -7,16 +7,8 @@ import pytest
 from checker import Verdict, always, bfs
 from model import Config, GroupModel
 from model.eager import DEAD, GROUP_STATES, LEGAL_PREVIOUS, group_state
-from model.group import Act
+from model.group import Act, walk
 from model.state import MEMBER, STEADY, SYNCING, Budget, World
-
-
-def _run(model: GroupModel, w: World, *steps: tuple[str, str, tuple[int, ...]]) -> World:
-    for name, actor, args in steps:
-        nxt = model.next_state(w, Act(name, actor, args))
-        assert nxt is not None, f"{name}{args} not enabled"
-        w = nxt
-    return w
 
 
 class TransitionWatch(GroupModel):
@@ -76,7 +68,7 @@ def test_every_group_state_is_reached() -> None:
 def test_leader_assigns_and_sync_responses_carry_each_part() -> None:
     model = GroupModel(Config(protocol="eager", start="empty"))
     (w,) = model.init_states()
-    w = _run(
+    w = walk(
         model,
         w,
         ("FindCoordinator", "C1", (0,)),
@@ -92,7 +84,7 @@ def test_leader_assigns_and_sync_responses_carry_each_part() -> None:
     assert (b.role, b.generation, b.leader_member, b.members) == ("rebalancing", 1, 1, ((1, 0), (2, 1)))
     assert w.log.generation == 0  # Kafka persists the new generation only with the assignment
     assert w.links[0].to_consumer[0].members == (1, 2) and w.links[2].to_consumer[0].members == ()
-    w = _run(
+    w = walk(
         model,
         w,
         ("JoinGroupResponse", "C1", (0, 0)),
@@ -102,9 +94,9 @@ def test_leader_assigns_and_sync_responses_carry_each_part() -> None:
     )
     assert w.brokers[0].syncs == ((1, 2),) and w.brokers[0].phase == 3
     assert model.next_state(w, Act("RespondSyncGroup", "B1", (0,))) is None
-    w = _run(model, w, ("SyncGroup", "C1", (0,)), ("HandleSyncGroup", "B1", (0, 0)))
+    w = walk(model, w, ("SyncGroup", "C1", (0,)), ("HandleSyncGroup", "B1", (0, 0)))
     assert w.brokers[0].phase == 4 and (w.log.generation, w.log.ownership) == (1, (1, 2))
-    w = _run(
+    w = walk(
         model,
         w,
         ("RespondSyncGroup", "B1", (0,)),

@@ -11,7 +11,7 @@ from hypothesis import strategies as st
 from checker import Verdict, always, bfs
 from model import Config, GroupModel
 from model.assignors import range_assign
-from model.group import Act, parse_action
+from model.group import parse_action, walk
 from model.state import GONE, MEMBER, SERVING, STEADY, Budget, World
 
 
@@ -179,14 +179,6 @@ def _reachable(cfg: Config, goal, max_depth: int | None = None) -> list[str]:  #
     return [s.action.name for s in r.counterexample.steps]
 
 
-def _run(model: GroupModel, w: World, *steps: tuple[str, str, tuple[int, ...]]) -> World:
-    for name, actor, args in steps:
-        nxt = model.next_state(w, Act(name, actor, args))
-        assert nxt is not None, f"{name}{args} not enabled"
-        w = nxt
-    return w
-
-
 def test_slow_consumer_heartbeat_first_cancels_the_rebalance() -> None:
     """Seed 000 slow consumer steps 1-5: the expired member's connection is closed; if its heartbeat
     arrives before any other member's, the rebalance is cancelled (in phase 1 or 2) and it is answered
@@ -194,18 +186,18 @@ def test_slow_consumer_heartbeat_first_cancels_the_rebalance() -> None:
     included in the new generation."""
     model = GroupModel(Config(budget=Budget(gc_pauses=1)))
     (w,) = model.init_states()
-    expired = _run(model, w, ("GcPause", "C2", (1,)), ("SessionExpired", "B1", (0, 2)))
+    expired = walk(model, w, ("GcPause", "C2", (1,)), ("SessionExpired", "B1", (0, 2)))
     assert expired.brokers[0].dead == ((2, 1),) and expired.brokers[0].members == ((1, 0),)
     resumed = ("GcResume", "C2", (1,)), ("Heartbeat", "C2", (1,))
     for begun in (False, True):  # phase 1 (trigger learned) and phase 2 (rebalance begun)
-        w = _run(model, expired, *(((("BeginRebalance", "B1", (0,)),) if begun else ()) + resumed))
-        first = _run(model, w, ("HandleHeartbeat", "B1", (0, 1)))
+        w = walk(model, expired, *(((("BeginRebalance", "B1", (0,)),) if begun else ()) + resumed))
+        first = walk(model, w, ("HandleHeartbeat", "B1", (0, 1)))
         b = first.brokers[0]
         assert (b.role, b.generation, b.trigger, b.dead, len(b.members)) == (STEADY, 1, None, (), 2)
         assert first.links[1 * 2 + 0].to_consumer[-1].error == "none"
 
-    w = _run(model, expired, ("BeginRebalance", "B1", (0,)), *resumed)
-    second = _run(
+    w = walk(model, expired, ("BeginRebalance", "B1", (0,)), *resumed)
+    second = walk(
         model,
         w,
         ("Heartbeat", "C1", (0,)),
@@ -216,7 +208,7 @@ def test_slow_consumer_heartbeat_first_cancels_the_rebalance() -> None:
     assert b.role == "prepare" and len(b.members) == 1
     assert second.links[0].to_consumer[-1].error == "IllegalGeneration"
     assert second.links[2].to_consumer[-1].error == "IllegalGeneration"  # step 4, not UnknownConsumer
-    rejoined = _run(
+    rejoined = walk(
         model,
         second,
         ("HeartbeatResponse", "C2", (1, 0)),
@@ -237,7 +229,7 @@ def test_join_after_bump_before_any_response_is_included() -> None:
     second rebalance follows."""
     model = GroupModel(Config(start="empty"))
     (w,) = model.init_states()
-    w = _run(
+    w = walk(
         model,
         w,
         ("FindCoordinator", "C1", (0,)),
@@ -248,10 +240,10 @@ def test_join_after_bump_before_any_response_is_included() -> None:
         ("CompleteJoin", "B1", (0,)),
     )
     assert w.brokers[0].ownership == (1, 1)
-    w = _run(model, w, ("JoinGroup", "C2", (1,)), ("HandleJoinGroup", "B1", (0, 1)))
+    w = walk(model, w, ("JoinGroup", "C2", (1,)), ("HandleJoinGroup", "B1", (0, 1)))
     b = w.brokers[0]
     assert (b.role, b.generation, b.late, b.ownership) == ("rebalancing", 1, (), (1, 2))
-    w = _run(model, w, ("RespondJoinGroup", "B1", (0,)), ("RespondJoinGroup", "B1", (0,)))
+    w = walk(model, w, ("RespondJoinGroup", "B1", (0,)), ("RespondJoinGroup", "B1", (0,)))
     b = w.brokers[0]
     assert (b.role, b.generation, b.trigger) == (STEADY, 1, None)
 
@@ -279,7 +271,7 @@ def test_a_rebalance_never_waits_for_a_response_it_cannot_send() -> None:
 def test_commit_acknowledged_only_when_received_and_later_records_stay_uncommitted() -> None:
     model = GroupModel(Config(records_per_partition=2))
     (w,) = model.init_states()
-    w = _run(
+    w = walk(
         model,
         w,
         ("Fetch", "C1", (0,)),
@@ -287,7 +279,7 @@ def test_commit_acknowledged_only_when_received_and_later_records_stay_uncommitt
         ("HandleOffsetCommit", "B1", (0, 0)),
     )
     assert w.brokers[0].offsets[0] == 1 and w.hist.acked[0] == 0  # accepted, not yet acknowledged
-    w = _run(model, w, ("Fetch", "C1", (0,)), ("OffsetCommitResponse", "C1", (0, 0)))
+    w = walk(model, w, ("Fetch", "C1", (0,)), ("OffsetCommitResponse", "C1", (0, 0)))
     assert w.hist.acked[0] == 1
     assert w.consumers[0].positions == (2,) and w.consumers[0].dirty  # record 2 still to commit
 
