@@ -78,13 +78,14 @@ def holds_request_of(br: Broker, c: int) -> bool:
 def _drop_held(br: Broker, c: int) -> Broker:
     """Consumer ``c``'s connection closed: a JoinGroup or SyncGroup held for it has nowhere to be
     answered."""
-    if not br.late and not br.joined and not br.syncs:
+    if not br.late and not br.joined and not br.syncs and not br.claims:
         return br
     return replace(
         br,
         joined=tuple(e for e in br.joined if e[0] != c or c in br.answered),
         late=tuple(e for e in br.late if e[0] != c),
         syncs=tuple(x for x in br.syncs if x[0] != c),
+        claims=tuple(x for x in br.claims if x[0] != c),
     )
 
 
@@ -186,7 +187,10 @@ def store_commit(
     current = max(w.log.generation, hist.max_issued)
     offsets = br.offsets
     for slot, off in msg.offsets:
-        stale = gen < current or (gen == br.generation and br.ownership[slot] != mid)
+        owner = br.ownership[slot]
+        # cooperative: a partition withheld this round (no owner yet) is still its previous owner's
+        not_owner = owner != mid and not (cfg.protocol == "cooperative" and owner is None)
+        stale = gen < current or (gen == br.generation and not_owner)
         if stale and hist.stale_commit is None:
             hist = replace(hist, stale_commit=(c, slot, gen, current))
         offsets = tset(offsets, slot, off)
@@ -249,8 +253,8 @@ def begin_rebalance(cfg: Config, w: World, b: int) -> World | None:
 def complete_join(cfg: Config, w: World, b: int) -> World | None:
     """Phase 4: every known member has rejoined: bump the generation, assign, write to the log."""
     br = active_broker(w, b)
-    if br is None or br.role != PREPARE:
-        return None
+    if br is None or br.role != PREPARE or w.leader != b:
+        return None  # (a broker that lost the offsets partition cannot write the new generation)
     joined_ids = {m for _, m in br.joined if m is not None}
     if any(m not in joined_ids for m in member_ids(br)):
         return None
@@ -317,7 +321,7 @@ def write_record(w: World, b: int, br: Broker, record: str) -> World:
 def write_log(cfg: Config, w: World, b: int) -> World | None:
     """Write the coordinator's next pending log record."""
     br = active_broker(w, b)
-    if br is None or not br.unwritten or br.role not in SERVING:
+    if br is None or not br.unwritten or br.role not in SERVING or w.leader != b:
         return None
     w = write_record(w, b, br, br.unwritten[0])
     return _finish_if_done(cfg, set_broker(w, b, replace(br, unwritten=br.unwritten[1:])), b)

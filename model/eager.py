@@ -151,11 +151,12 @@ def _join(cfg: Config, w: World, b: int, br: Broker, c: int, msg: Msg, links: tu
     if mid is not None and not _known(cfg, br, mid):
         return classic.reply(cfg, w, b, br, c, links, Msg("JoinGroupResponse", error=UNKNOWN_CONSUMER))
     w = replace(w, links=links)
-    if br.role == REBALANCING and mid in classic.member_ids(br):
+    same = _same_metadata(br, c, msg)
+    if br.role == REBALANCING and mid in classic.member_ids(br) and same:
         # it missed its JoinGroup response (Kafka: same metadata): answer again for this generation
         return replace(w, links=to_consumer(cfg, w.links, c, b, _join_response(br, mid)))
     known = mid in classic.member_ids(br)
-    if br.role == STEADY and br.trigger is None and known and mid != br.leader_member:
+    if br.role == STEADY and br.trigger is None and known and mid != br.leader_member and same:
         # Kafka: a follower rejoining a Stable group with unchanged metadata gets the current generation
         # at once (its SyncGroup then returns its assignment); only the leader's JoinGroup rebalances
         return replace(w, links=to_consumer(cfg, w.links, c, b, _join_response(br, mid)))
@@ -164,10 +165,22 @@ def _join(cfg: Config, w: World, b: int, br: Broker, c: int, msg: Msg, links: tu
     if msg.claims:
         _, owned, gen = msg.claims[0]
         br = replace(br, claims=tuple(sorted((*(x for x in br.claims if x[0] != c), (c, owned, gen)))))
+    if br.role == REBALANCING and mid in classic.member_ids(br):
+        # cooperative: its metadata changed (it revoked something): rebalance again (Kafka)
+        return _trigger(cfg, w, b, replace(br, joined=joined), "member-rejoin")
     if br.role == PREPARE:
         return classic.set_broker(w, b, replace(br, joined=joined, phase=3))
     reason = "member-join" if mid is None or mid not in classic.member_ids(br) else "member-rejoin"
     return _trigger(cfg, w, b, replace(br, joined=joined), reason)
+
+
+def _same_metadata(br: Broker, c: int, msg: Msg) -> bool:
+    """Kafka's ``member.matches(protocols)``: cooperative metadata names the partitions a member owns,
+    so a member that revoked something since its last JoinGroup rejoins with different metadata."""
+    if not msg.claims:
+        return True
+    _, owned, _ = msg.claims[0]
+    return any(x[0] == c and x[1] == owned for x in br.claims)
 
 
 def _join_response(br: Broker, mid: int) -> Msg:
@@ -219,18 +232,12 @@ def _sync(cfg: Config, w: World, b: int, br: Broker, c: int, msg: Msg, links: tu
         return classic.reply(cfg, w, b, br, c, links, _sync_response(br, mid))
     br = replace(br, syncs=tuple(sorted((*br.syncs, (c, mid)))))
     w = replace(w, links=links)
-    if mid != br.leader_member or br.phase >= 4:
+    if mid != br.leader_member or br.phase >= 4 or w.leader != b:
+        # a follower's SyncGroup waits for the leader's; a broker that lost the offsets partition cannot
+        # store the assignment (Kafka: the append fails), so it holds them until it unloads the group
         return classic.set_broker(w, b, br)
     # phase 4: the leader's assignment is stored and written to the log with the generation
-    ownership = msg.ownership
-    if cfg.protocol == "cooperative":
-        # a withheld partition still belongs to its owner until that owner revokes it
-        ids = classic.member_ids(br)
-        ownership = tuple(
-            new if new is not None else (old if old in ids else None)
-            for new, old in zip(msg.ownership, br.ownership, strict=True)
-        )
-    br = replace(br, ownership=ownership, sizes=msg.sizes, phase=4)
+    br = replace(br, ownership=msg.ownership, sizes=msg.sizes, phase=4)
     records = (REC_GROUP,) if cfg.switches.atomic_generation_write else (REC_MEMBERS, REC_GROUP)
     if cfg.switches.persist_before_respond:
         w = classic.write_record(w, b, br, records[0])
@@ -254,7 +261,8 @@ def respond_sync_group(cfg: Config, w: World, b: int) -> World | None:
     links = w.links
     for c, mid in br.syncs:
         links = to_consumer(cfg, links, c, b, _sync_response(br, mid))
-    return classic.set_broker(w, b, replace(br, role=STEADY, phase=5, syncs=(), claims=()), links=links)
+    # the members' last reported metadata is kept: a cooperative member that revoked rejoins with other
+    return classic.set_broker(w, b, replace(br, role=STEADY, phase=5, syncs=()), links=links)
 
 
 def complete_join(cfg: Config, w: World, b: int) -> World | None:
@@ -275,16 +283,11 @@ def complete_join(cfg: Config, w: World, b: int) -> World | None:
         members.append((mid, c))
     ids = sorted(m for m, _ in members)
     leader = br.leader_member if br.leader_member in ids else (ids[0] if ids else None)
-    if cfg.protocol == "cooperative":
-        # members keep what they own until their SyncGroup response says otherwise
-        ownership = tuple(o if o in ids else None for o in br.ownership)
-    else:
-        ownership = (None,) * cfg.slots  # eager: everyone revoked everything before joining
     br = replace(
         br,
         generation=br.generation + 1,
         members=tuple(sorted(members)),
-        ownership=ownership,
+        ownership=(None,) * cfg.slots,  # the new generation's assignment comes with the leader's SyncGroup
         joined=(),
         trigger=None,
         leader_member=leader,
@@ -294,6 +297,8 @@ def complete_join(cfg: Config, w: World, b: int) -> World | None:
     br = replace(br, unwritten=_pending_offsets(br))
     w = replace(w, hist=hist)
     if not members:
+        if w.leader != b:
+            return None  # it cannot append the Empty group to a log it no longer leads
         # Kafka stores the Empty group right away (written in this step: nothing can change it meanwhile)
         br = replace(br, role=STEADY, phase=0, sizes=w.sizes, claims=())
         return classic.set_broker(classic.write_record(w, b, br, REC_GROUP), b, br)
@@ -306,7 +311,7 @@ def complete_join(cfg: Config, w: World, b: int) -> World | None:
 def write_log(cfg: Config, w: World, b: int) -> World | None:
     """Write the coordinator's next pending log record."""
     br = classic.active_broker(w, b)
-    if br is None or not br.unwritten or br.role in (NONE, CATCHUP):
+    if br is None or not br.unwritten or br.role in (NONE, CATCHUP) or w.leader != b:
         return None
     w = classic.write_record(w, b, br, br.unwritten[0])
     return classic.set_broker(w, b, replace(br, unwritten=br.unwritten[1:]))

@@ -18,7 +18,7 @@ from __future__ import annotations
 from dataclasses import replace
 
 from model.config import Config
-from model.coordinator import close_connection, fresh_coordinator
+from model.coordinator import close_connection, fresh_coordinator, unload_group
 from model.network import clear_broker_links, clear_consumer_links, link_index, to_broker
 from model.state import (
     ABSENT,
@@ -81,12 +81,16 @@ def failback(cfg: Config, w: World, b: int) -> World | None:
     w2 = _spend(w, "failbacks")
     if w2 is None:
         return None
-    brokers = w2.brokers
-    if cfg.switches.unload_on_leadership_loss:
-        brokers = tset(brokers, old, Broker(up=True, paused=w2.brokers[old].paused, role=NONE))
+    w2 = replace(w2, brokers=tset(w2.brokers, b, fresh_coordinator(cfg, w2)), leader=b)
+    if cfg.switches.unload_on_leadership_loss and w2.brokers[old].role != NONE:
+        # it unloads the group at once, answering what it held NotCoordinator
+        paused = w2.brokers[old].paused
+        w2 = replace(w2, brokers=tset(w2.brokers, old, replace(w2.brokers[old], paused=False)))
+        w3 = unload_group(cfg, w2, old)
+        assert w3 is not None
+        w2 = replace(w3, brokers=tset(w3.brokers, old, replace(w3.brokers[old], paused=paused)))
     # else the old leader goes on acting as coordinator until its UnloadGroup step
-    brokers = tset(brokers, b, fresh_coordinator(cfg, w2))
-    return replace(w2, brokers=brokers, leader=b)
+    return w2
 
 
 def broker_pause(cfg: Config, w: World, b: int) -> World | None:

@@ -11,7 +11,7 @@ from collections.abc import Iterable
 
 from checker import Property, always
 from model.config import Config
-from model.state import CATCHUP, GONE, MEMBER, SERVING, STEADY, World
+from model.state import CATCHUP, GONE, MEMBER, SERVING, STEADY, Broker, World
 
 
 def current_generation(w: World) -> int:
@@ -28,8 +28,15 @@ def _overlap(groups: Iterable[tuple[int, ...]]) -> bool:
     return False
 
 
-def single_owner(w: World) -> bool:
-    """No partition is owned by two live consumers that both hold the group's current generation."""
+def single_owner(cfg: Config, w: World) -> bool:
+    """No partition is owned by two live consumers that both hold the group's current generation.
+    Cooperative: members keep partitions across generations, so it counts every live consumer that the
+    serving coordinator has as a member, whatever generation its partitions came from."""
+    if cfg.protocol == "cooperative":
+        if w.leader is None or w.brokers[w.leader].role not in SERVING:
+            return True
+        ids = {m for m, _ in w.brokers[w.leader].members}
+        return not _overlap(c.assignment for c in w.consumers if c.status not in GONE and c.member_id in ids)
     gen = current_generation(w)
     return not _overlap(
         c.assignment for c in w.consumers if c.status not in GONE and c.generation == gen and c.member_id
@@ -63,19 +70,32 @@ def no_lost_commit(w: World) -> bool:
     )
 
 
+def _settled(w: World, b: Broker) -> bool:
+    """Every live consumer, and the consumer of every member, is a member of the current generation:
+    no follow-up rebalance is pending (no revocation, no member that has not heard yet or has died)."""
+    live = all(
+        c.status == MEMBER and c.generation == b.generation for c in w.consumers if c.status not in GONE
+    )
+    return live and all(
+        w.consumers[c].status == MEMBER
+        and w.consumers[c].member_id == m
+        and w.consumers[c].generation == b.generation
+        for m, c in b.members
+    )
+
+
 def complete_assignment(cfg: Config, w: World) -> bool:
     """When the group is stable (its coordinator is steady, has members, no rebalance is pending and it
     assigned for the topics' current sizes) every partition has one owner and that owner is a member.
     Cooperative: a stable round may withhold partitions whose owner must revoke them first; they count
-    only once every live consumer is a member of the current generation (no follow-up rejoin pending)."""
+    only once the group has settled (every live consumer and every member's consumer is a member of the
+    current generation, so no follow-up rebalance is pending)."""
     if w.leader is None:
         return True
     b = w.brokers[w.leader]
     if not b.up or b.role != STEADY or b.trigger is not None or not b.members or b.sizes != w.sizes:
         return True
-    if cfg.protocol == "cooperative" and not all(
-        c.status == MEMBER and c.generation == b.generation for c in w.consumers if c.status not in GONE
-    ):
+    if cfg.protocol == "cooperative" and not _settled(w, b):
         return True
     members = {m for m, _ in b.members}
     return all(b.ownership[s] in members for s in cfg.existing_slots(w.sizes))
@@ -105,7 +125,7 @@ def _one_line(doc: str | None) -> str:
 def properties(cfg: Config) -> tuple[Property[World], ...]:
     """The model's invariants, in the order they are checked."""
     conditions = {
-        "single-owner": single_owner,
+        "single-owner": lambda w: single_owner(cfg, w),
         "exclusive-fetch": exclusive_fetch,
         "no-stale-commit": no_stale_commit,
         "generation-monotonic": generation_monotonic,

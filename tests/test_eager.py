@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import pytest
 
 from checker import Verdict, always, bfs
@@ -146,3 +148,64 @@ def test_eager_catalogue_properties_all_apply() -> None:
     assert r.verdict == Verdict.HOLDS and r.stats.distinct_states > 500
     assert {p.name for p in model.properties()} >= {"single-owner", "exclusive-fetch", "no-stale-commit"}
     assert always  # imported for Probe classes above
+
+
+def test_cooperative_revokes_first_and_assigns_in_the_follow_up() -> None:
+    """Not vacuous: in cooperative-join-revoke-then-assign the owner really gives a partition up and the
+    newcomer really gets it, in a later generation than the revocation."""
+    cfg = Config(
+        protocol="cooperative", assignor="cooperative-sticky", consumers=1, budget=Budget(consumer_joins=1)
+    )
+
+    class Probe(GroupModel):
+        def properties(self):  # type: ignore[no-untyped-def]
+            def not_yet(w: World) -> bool:
+                c1, c2 = w.consumers
+                split = c1.status == MEMBER == c2.status and len(c1.assignment) == len(c2.assignment) == 1
+                return not (split and c2.generation == 3)
+
+            return (always("not-yet", not_yet),)
+
+    r = bfs(Probe(cfg))
+    assert r.verdict == Verdict.VIOLATED and r.counterexample is not None
+    gens = [s.state.brokers[0].generation for s in r.counterexample.steps if s.action.name == "CompleteJoin"]
+    assert gens == [2, 3]  # the round that withholds, then the follow-up that assigns
+
+
+def test_cooperative_follower_that_revokes_triggers_the_follow_up() -> None:
+    """Three partitions, a member leaving and one joining: whoever must revoke (leader or follower), the
+    group settles with every partition assigned (complete-assignment) and never two fetchers."""
+    cfg = Config(
+        protocol="cooperative",
+        assignor="cooperative-sticky",
+        topics=(("t0", 3),),
+        records_per_partition=0,
+        budget=Budget(consumer_joins=1, consumer_leaves=1),
+    )
+    r = bfs(GroupModel(cfg))
+    assert r.verdict == Verdict.HOLDS, r.counterexample and r.counterexample.property
+
+
+def test_a_revoking_follower_rejoins_with_new_metadata_and_rebalances() -> None:
+    """The follower (not the leader) must give a partition up: its JoinGroup after the revocation names
+    fewer partitions, which Kafka treats as changed metadata and rebalances for (a shortcut answer would
+    leave the withheld partition unowned for ever; complete-assignment catches that)."""
+    cfg = Config(
+        protocol="cooperative",
+        assignor="cooperative-sticky",
+        brokers=1,
+        topics=(("t0", 3),),
+        records_per_partition=0,
+        budget=Budget(consumer_joins=1),
+    )
+
+    class LeaderIsMemberTwo(GroupModel):
+        def init_states(self):  # type: ignore[no-untyped-def]
+            (w,) = super().init_states()
+            log = replace(w.log, leader_member=2)
+            return (replace(w, log=log, brokers=(replace(w.brokers[0], leader_member=2),)),)
+
+    (w,) = LeaderIsMemberTwo(cfg).init_states()
+    assert len(w.consumers[0].assignment) == 2  # member 1, a follower, holds two of the three
+    r = bfs(LeaderIsMemberTwo(cfg))
+    assert r.verdict == Verdict.HOLDS, r.counterexample and r.counterexample.property
