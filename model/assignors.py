@@ -401,3 +401,12 @@ ASSIGNORS: Mapping[str, Legacy] = {
 }
 """Name -> ``f(member_ids, sizes, offsets)``: everyone subscribed to every topic, nothing owned (the
 callers that predate :func:`assign`; the model's coordinator calls these once per rebalance)."""
+
+
+def owner_per_slot(owned: Mapping[int, Sequence[int]], slots: int) -> tuple[int | None, ...]:
+    """``member id -> slots`` turned round: the owner of each of ``slots`` slots (``None``: nobody)."""
+    owners: list[int | None] = [None] * slots
+    for m, ss in owned.items():
+        for s in ss:
+            owners[s] = m
+    return tuple(owners)

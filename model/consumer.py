@@ -20,7 +20,7 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from model.assignors import ASSIGNORS, MemberSpec, assign
+from model.assignors import ASSIGNORS, MemberSpec, assign, owner_per_slot
 from model.config import Config
 from model.coordinator import close_connection
 from model.network import link, link_index, pop_at_consumer, to_broker
@@ -112,11 +112,7 @@ def sync_group(cfg: Config, w: World, c: int) -> World | None:
     sizes: tuple[int, ...] = ()
     if cons.to_assign:
         sizes = w.sizes
-        owners: list[int | None] = [None] * cfg.slots
-        for m, slots in _leader_assignment(cfg, cons, sizes).items():
-            for s in slots:
-                owners[s] = m
-        ownership = tuple(owners)
+        ownership = owner_per_slot(_leader_assignment(cfg, cons, sizes), cfg.slots)
     msg = Msg("SyncGroup", cons.member_id, cons.generation, ownership=ownership, sizes=sizes)
     return _send(cfg, w, c, cons, "sync", msg)
 
@@ -233,8 +229,10 @@ def receive(cfg: Config, w: World, c: int, b: int) -> World | None:
                 cons = _lose(cfg, _stop(cfg, cons))
             elif err == REBALANCE_IN_PROGRESS:
                 cons = _stop(cfg, cons)
-    elif msg.kind == "JoinGroupResponse" and err == OK and cfg.protocol == "cooperative":
-        # cooperative: it keeps its partitions (and keeps fetching them) until its SyncGroup response
+    elif msg.kind == "JoinGroupResponse" and err == OK and cfg.protocol != "classic":
+        # it learns its id and the generation; the leader learns whom to assign (cooperative: and what
+        # each owns). Cooperative members keep their partitions until the SyncGroup response; eager ones
+        # have none left (revoked before JoinGroup, or now if stop_fetching_before_rejoin is off)
         cons = replace(
             cons,
             status=SYNCING,
@@ -243,31 +241,25 @@ def receive(cfg: Config, w: World, c: int, b: int) -> World | None:
             to_assign=msg.members,
             claims=msg.claims,
         )
-    elif msg.kind == "JoinGroupResponse" and err == OK and cfg.protocol == "eager":
-        # eager: revoke everything, learn the id and generation; the leader learns whom to assign
-        cons = replace(
-            cons,
-            status=SYNCING,
-            member_id=msg.member_id,
-            generation=msg.generation,
-            assignment=(),
-            positions=(),
-            fetching=False,
-            dirty=False,
-            to_assign=msg.members,
-        )
+        if cfg.protocol == "eager":
+            cons = replace(cons, assignment=(), positions=(), fetching=False, dirty=False)
     elif msg.kind == "SyncGroupResponse":
         if err == OK:
-            w = replace(w, hist=replace(w.hist, max_issued=max(w.hist.max_issued, msg.generation)))
+            w = _received_generation(w, msg)
             cons = _cooperative_assigned(cons, msg) if cfg.protocol == "cooperative" else _assigned(cons, msg)
         elif err == ILLEGAL_GENERATION:
             cons = _lose(cfg, _stop(cfg, cons))
         else:
             cons = _stop(cfg, cons)  # REBALANCE_IN_PROGRESS: rejoin
     elif msg.kind == "JoinGroupResponse" and err == OK:
-        w = replace(w, hist=replace(w.hist, max_issued=max(w.hist.max_issued, msg.generation)))
+        w = _received_generation(w, msg)
         cons = _assigned(cons, msg)
     return replace(w, consumers=tset(w.consumers, c, cons), links=links)
+
+
+def _received_generation(w: World, msg: Msg) -> World:
+    """A consumer received an assignment in ``msg.generation`` (``generation-monotonic`` counts it)."""
+    return replace(w, hist=replace(w.hist, max_issued=max(w.hist.max_issued, msg.generation)))
 
 
 def _assigned(cons: Consumer, msg: Msg) -> Consumer:

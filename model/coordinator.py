@@ -24,7 +24,7 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from model.assignors import ASSIGNORS
+from model.assignors import ASSIGNORS, owner_per_slot
 from model.config import Config
 from model.network import link, link_index, pop_at_broker, to_consumer
 from model.state import (
@@ -97,8 +97,7 @@ def close_connection(cfg: Config, w: World, b: int, c: int) -> World:
     dropped = _drop_held(br, c)
     if dropped is br:
         return w
-    w = set_broker(w, b, dropped)
-    return _finish_if_done(cfg, w, b) if cfg.protocol == "classic" else w
+    return _finish_if_done(cfg, set_broker(w, b, dropped), b)
 
 
 def _learn(br: Broker, trigger: str, expired: tuple[int, int] | None = None) -> Broker:
@@ -112,12 +111,22 @@ def _learn(br: Broker, trigger: str, expired: tuple[int, int] | None = None) -> 
     return br
 
 
-def handle(cfg: Config, w: World, b: int, c: int) -> World | None:
-    """Broker ``b`` takes the next request of consumer ``c``."""
+def take_request(cfg: Config, w: World, b: int, c: int) -> tuple[Broker, Msg, tuple[Link, ...]] | None:
+    """Broker ``b`` takes consumer ``c``'s next request, if it is up, not paused and not holding an
+    earlier request of ``c`` (one outstanding request per client): the broker, the request, the links."""
     br = active_broker(w, b)
     if br is None or not link(cfg, w, c, b).to_broker or holds_request_of(br, c):
         return None
     msg, links = pop_at_broker(cfg, w.links, c, b)
+    return br, msg, links
+
+
+def handle(cfg: Config, w: World, b: int, c: int) -> World | None:
+    """Broker ``b`` takes the next request of consumer ``c``."""
+    taken = take_request(cfg, w, b, c)
+    if taken is None:
+        return None
+    br, msg, links = taken
     kind = msg.kind
     if br.role == NONE or br.role == CATCHUP:
         if kind == "LeaveGroup":
@@ -218,7 +227,7 @@ def _join(cfg: Config, w: World, b: int, br: Broker, c: int, msg: Msg, links: tu
         # slow consumer step 5: no JoinGroup response has gone out yet: include it in this generation
         br = replace(br, joined=tuple(sorted((*joined, entry), key=_entry_key)), late=late)
         w, br = _assign(cfg, replace(w, links=links), br)
-        return _schedule_write(cfg, w, b, br)
+        return schedule_write(cfg, w, b, br)
     if br.role == REBALANCING:
         # slow consumer step 6: responses already went out: it waits for the round that follows
         br = replace(br, late=tuple(sorted((*late, entry), key=_entry_key)))
@@ -260,30 +269,33 @@ def complete_join(cfg: Config, w: World, b: int) -> World | None:
         return None
     br = replace(br, role=REBALANCING, generation=br.generation + 1, answered=(), expired=None, trigger=None)
     w, br = _assign(cfg, w, br)
-    return _schedule_write(cfg, w, b, br)
+    return schedule_write(cfg, w, b, br)
 
 
 def _assign(cfg: Config, w: World, br: Broker) -> tuple[World, Broker]:
     """Give member ids to new members and compute the ownership for everyone who joined this round."""
-    hist = w.hist
-    joined = []
-    for c, mid in br.joined:
-        if mid is None:
-            mid, hist = hist.next_member_id, replace(hist, next_member_id=hist.next_member_id + 1)
-        joined.append((c, mid))
+    w, joined = give_member_ids(w, br.joined)
     members = tuple(sorted((m, c) for c, m in joined))
     owned = ASSIGNORS[cfg.assignor]([m for m, _ in members], w.sizes, cfg.topic_offsets)
-    ownership: list[int | None] = [None] * cfg.slots
-    for m, slots in owned.items():
-        for s in slots:
-            ownership[s] = m
-    br = replace(
-        br, phase=4, members=members, ownership=tuple(ownership), sizes=w.sizes, joined=tuple(joined)
-    )
-    return replace(w, hist=hist), br
+    ownership = owner_per_slot(owned, cfg.slots)
+    br = replace(br, phase=4, members=members, ownership=ownership, sizes=w.sizes, joined=joined)
+    return w, br
 
 
-def _schedule_write(cfg: Config, w: World, b: int, br: Broker) -> World:
+def give_member_ids(
+    w: World, joined: tuple[tuple[int, int | None], ...]
+) -> tuple[World, tuple[tuple[int, int], ...]]:
+    """Every (consumer, member id) JoinGroup entry with an id: new members get fresh ones."""
+    hist = w.hist
+    out = []
+    for c, mid in joined:
+        if mid is None:
+            mid, hist = hist.next_member_id, replace(hist, next_member_id=hist.next_member_id + 1)
+        out.append((c, mid))
+    return replace(w, hist=hist), tuple(out)
+
+
+def schedule_write(cfg: Config, w: World, b: int, br: Broker) -> World:
     """Queue the phase-4 record(s); with ``persist_before_respond`` the first is written in this step."""
     records = (REC_GROUP,) if cfg.switches.atomic_generation_write else (REC_MEMBERS, REC_GROUP)
     if cfg.switches.persist_before_respond:
@@ -327,7 +339,12 @@ def write_log(cfg: Config, w: World, b: int) -> World | None:
     return _finish_if_done(cfg, set_broker(w, b, replace(br, unwritten=br.unwritten[1:])), b)
 
 
-def _group_unwritten(br: Broker) -> bool:
+def part_of(br: Broker, mid: int) -> tuple[tuple[int, int], ...]:
+    """Member ``mid``'s slots with the committed offset of each: what its assignment response carries."""
+    return tuple((s, br.offsets[s]) for s, owner in enumerate(br.ownership) if owner == mid)
+
+
+def group_unwritten(br: Broker) -> bool:
     return REC_GROUP in br.unwritten or REC_MEMBERS in br.unwritten
 
 
@@ -336,24 +353,27 @@ def respond_join_group(cfg: Config, w: World, b: int) -> World | None:
     br = active_broker(w, b)
     if br is None or br.role != REBALANCING:
         return None
-    if cfg.switches.persist_before_respond and _group_unwritten(br):
+    if cfg.switches.persist_before_respond and group_unwritten(br):
         return None
     pending = [(c, m) for c, m in br.joined if c not in br.answered]
     if not pending:
         return None
     c, mid = pending[0]
     assert mid is not None
-    assignment = tuple((s, br.offsets[s]) for s, owner in enumerate(br.ownership) if owner == mid)
-    links = to_consumer(cfg, w.links, c, b, Msg("JoinGroupResponse", mid, br.generation, OK, assignment))
+    links = to_consumer(
+        cfg, w.links, c, b, Msg("JoinGroupResponse", mid, br.generation, OK, part_of(br, mid))
+    )
     br = replace(br, answered=(*br.answered, c), phase=5)
     return _finish_if_done(cfg, set_broker(w, b, br, links=links), b)
 
 
 def _finish_if_done(cfg: Config, w: World, b: int) -> World:
+    """Classic design: the rebalance ends once every JoinGroup is answered and the group written. (The
+    eager coordinator ends it with RespondSyncGroup instead.)"""
     br = w.brokers[b]
-    if br.role != REBALANCING or len(br.answered) < len(br.joined):
+    if cfg.protocol != "classic" or br.role != REBALANCING or len(br.answered) < len(br.joined):
         return w
-    if cfg.switches.persist_before_respond and _group_unwritten(br):
+    if cfg.switches.persist_before_respond and group_unwritten(br):
         return w
     done = replace(br, role=STEADY, phase=0, joined=(), answered=(), notified=False, expired=None, dead=())
     if br.late or br.again:

@@ -33,7 +33,7 @@ from dataclasses import replace
 
 from model import coordinator as classic
 from model.config import Config
-from model.network import link, pop_at_broker, to_consumer
+from model.network import to_consumer
 from model.state import (
     CATCHUP,
     ILLEGAL_GENERATION,
@@ -90,10 +90,10 @@ def group_state(br: Broker) -> str | None:
 
 def handle(cfg: Config, w: World, b: int, c: int) -> World | None:
     """Broker ``b`` takes the next request of consumer ``c`` (eager protocol)."""
-    br = classic.active_broker(w, b)
-    if br is None or not link(cfg, w, c, b).to_broker or classic.holds_request_of(br, c):
+    taken = classic.take_request(cfg, w, b, c)
+    if taken is None:
         return None
-    msg, links = pop_at_broker(cfg, w.links, c, b)
+    br, msg, links = taken
     kind = msg.kind
     if kind == "LeaveGroup" and br.role in (NONE, CATCHUP):
         return replace(w, links=links)
@@ -237,17 +237,11 @@ def _sync(cfg: Config, w: World, b: int, br: Broker, c: int, msg: Msg, links: tu
         # store the assignment (Kafka: the append fails), so it holds them until it unloads the group
         return classic.set_broker(w, b, br)
     # phase 4: the leader's assignment is stored and written to the log with the generation
-    br = replace(br, ownership=msg.ownership, sizes=msg.sizes, phase=4)
-    records = (REC_GROUP,) if cfg.switches.atomic_generation_write else (REC_MEMBERS, REC_GROUP)
-    if cfg.switches.persist_before_respond:
-        w = classic.write_record(w, b, br, records[0])
-        records = records[1:]
-    return classic.set_broker(w, b, replace(br, unwritten=(*br.unwritten, *records)))
+    return classic.schedule_write(cfg, w, b, replace(br, ownership=msg.ownership, sizes=msg.sizes, phase=4))
 
 
 def _sync_response(br: Broker, mid: int) -> Msg:
-    part = tuple((s, br.offsets[s]) for s, owner in enumerate(br.ownership) if owner == mid)
-    return Msg("SyncGroupResponse", mid, br.generation, OK, part)
+    return Msg("SyncGroupResponse", mid, br.generation, OK, classic.part_of(br, mid))
 
 
 def respond_sync_group(cfg: Config, w: World, b: int) -> World | None:
@@ -256,7 +250,7 @@ def respond_sync_group(cfg: Config, w: World, b: int) -> World | None:
     br = classic.active_broker(w, b)
     if br is None or br.role != REBALANCING or br.phase != 4:
         return None
-    if cfg.switches.persist_before_respond and (REC_GROUP in br.unwritten or REC_MEMBERS in br.unwritten):
+    if cfg.switches.persist_before_respond and classic.group_unwritten(br):
         return None
     links = w.links
     for c, mid in br.syncs:
@@ -275,12 +269,8 @@ def complete_join(cfg: Config, w: World, b: int) -> World | None:
     joined_ids = {m for _, m in br.joined if m is not None}
     if any(m not in joined_ids for m in classic.member_ids(br)):
         return None
-    hist = w.hist
-    members = []
-    for c, mid in br.joined:
-        if mid is None:
-            mid, hist = hist.next_member_id, replace(hist, next_member_id=hist.next_member_id + 1)
-        members.append((mid, c))
+    w, joined = classic.give_member_ids(w, br.joined)
+    members = [(mid, c) for c, mid in joined]
     ids = sorted(m for m, _ in members)
     leader = br.leader_member if br.leader_member in ids else (ids[0] if ids else None)
     br = replace(
@@ -295,7 +285,6 @@ def complete_join(cfg: Config, w: World, b: int) -> World | None:
     # a group record still queued from an earlier generation would be written with this one's content:
     # drop it (persist_before_respond off loses it; Kafka builds each record when it stores it)
     br = replace(br, unwritten=_pending_offsets(br))
-    w = replace(w, hist=hist)
     if not members:
         if w.leader != b:
             return None  # it cannot append the Empty group to a log it no longer leads
@@ -306,15 +295,6 @@ def complete_join(cfg: Config, w: World, b: int) -> World | None:
     for mid, c in br.members:
         links = to_consumer(cfg, links, c, b, _join_response(br, mid))
     return classic.set_broker(w, b, replace(br, role=REBALANCING, phase=3), links=links)
-
-
-def write_log(cfg: Config, w: World, b: int) -> World | None:
-    """Write the coordinator's next pending log record."""
-    br = classic.active_broker(w, b)
-    if br is None or not br.unwritten or br.role in (NONE, CATCHUP) or w.leader != b:
-        return None
-    w = classic.write_record(w, b, br, br.unwritten[0])
-    return classic.set_broker(w, b, replace(br, unwritten=br.unwritten[1:]))
 
 
 def session_expired(cfg: Config, w: World, b: int, mid: int) -> World | None:

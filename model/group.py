@@ -17,7 +17,7 @@ from model import consumer as cons_
 from model import coordinator as coord_
 from model import eager as eager_
 from model import faults
-from model.assignors import ASSIGNORS
+from model.assignors import ASSIGNORS, owner_per_slot
 from model.config import Config
 from model.network import link
 from model.properties import properties
@@ -93,7 +93,6 @@ _BROKER: dict[str, Handler] = {
 _EAGER_BROKER: dict[str, Handler] = {
     **_BROKER,
     "CompleteJoin": eager_.complete_join,
-    "WriteLog": eager_.write_log,
     "RespondSyncGroup": eager_.respond_sync_group,
 }
 del _EAGER_BROKER["RespondJoinGroup"]
@@ -311,10 +310,7 @@ def initial_world(cfg: Config) -> World:
     if cfg.start == "stable":
         members = tuple((c + 1, c) for c in range(cfg.consumers))
         owned = ASSIGNORS[cfg.assignor]([m for m, _ in members], sizes, cfg.topic_offsets)
-        ownership = list(nobody)
-        for m, slots in owned.items():
-            for s in slots:
-                ownership[s] = m
+        ownership = owner_per_slot(owned, cfg.slots)
         consumers = [
             Consumer(
                 MEMBER,
@@ -329,7 +325,7 @@ def initial_world(cfg: Config) -> World:
             for c in range(cfg.consumers)
         ]
         leader = None if cfg.protocol == "classic" else 1
-        log = Log(1, members, tuple(ownership), zeros, sizes, leader)
+        log = Log(1, members, ownership, zeros, sizes, leader)
         hist = History(max_issued=1, acked=zeros, next_member_id=cfg.consumers + 1)
     else:
         consumers = [Consumer(STARTUP) for _ in range(cfg.consumers)]
