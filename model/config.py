@@ -11,7 +11,7 @@ from dataclasses import dataclass, field, fields
 from model.assignors import ASSIGNOR_NAMES
 from model.state import Budget
 
-PROTOCOLS = ("classic", "eager", "cooperative")
+PROTOCOLS = ("classic", "eager", "cooperative", "static")
 ASSIGNORS = ASSIGNOR_NAMES
 STARTS = ("stable", "empty")
 
@@ -30,6 +30,7 @@ class Switches:
     unload_on_leadership_loss: bool = (
         True  # a broker that stops leading the offsets partition stops coordinating
     )
+    persist_member_replacement: bool = True  # static: a new member id is in the log before it is answered
 
 
 SWITCH_NAMES: tuple[str, ...] = tuple(f.name for f in fields(Switches))
@@ -48,6 +49,17 @@ class Config:
     switches: Switches = field(default_factory=Switches)
     protocol: str = "classic"
     assignor: str = "range"
+
+    @property
+    def eager_rejoin(self) -> bool:
+        """Members give up every partition when they rejoin (eager, and static which runs over eager)."""
+        return self.protocol in ("eager", "static")
+
+    def instance_of(self, c: int) -> int:
+        """Static membership: the ``group.instance.id`` of consumer process ``c``. A process started by
+        the ``consumer_joins`` budget reuses the instance id of consumer ``c - consumers``: an operator
+        starting a second copy of an instance (the zombie case static membership fences)."""
+        return c % self.consumers if self.consumers else c
 
     @property
     def total_consumers(self) -> int:

@@ -23,8 +23,10 @@ from dataclasses import replace
 from model.assignors import ASSIGNORS, MemberSpec, assign, owner_per_slot
 from model.config import Config
 from model.coordinator import close_connection
-from model.network import link, link_index, pop_at_consumer, to_broker
+from model.network import clear_consumer_links, link, link_index, pop_at_consumer, to_broker
 from model.state import (
+    FENCED,
+    FENCED_INSTANCE_ID,
     GONE,
     ILLEGAL_GENERATION,
     ILLEGAL_PROTOCOL_STATE,
@@ -92,7 +94,7 @@ def join_group(cfg: Config, w: World, c: int) -> World | None:
     if cons is None or cons.status != STOPPED or (cons.dirty and cons.member_id is not None):
         return None  # a stopped consumer commits what it processed before it rejoins
     claims: tuple[tuple[int, tuple[int, ...], int], ...] = ()
-    if cfg.protocol == "eager" and cfg.switches.stop_fetching_before_rejoin:
+    if cfg.eager_rejoin and cfg.switches.stop_fetching_before_rejoin:
         # Kafka's onJoinPrepare (eager): every partition is revoked before the JoinGroup goes out
         cons = replace(cons, assignment=(), positions=(), fetching=False)
     if cfg.protocol == "cooperative":
@@ -212,6 +214,9 @@ def receive(cfg: Config, w: World, c: int, b: int) -> World | None:
         pass  # the coordinator is still loading: retry later
     elif err == UNKNOWN_CONSUMER:
         cons = _forget(cfg, cons)
+    elif err == FENCED_INSTANCE_ID:
+        # KIP-345: fatal (FencedInstanceIdException): the process stops and closes its connections
+        return shut_down(cfg, replace(w, links=links), c, FENCED)
     elif msg.kind == "HeartbeatResponse":
         if err == ILLEGAL_GENERATION:
             cons = _lose(cfg, _stop(cfg, cons))
@@ -241,11 +246,13 @@ def receive(cfg: Config, w: World, c: int, b: int) -> World | None:
             to_assign=msg.members,
             claims=msg.claims,
         )
-        if cfg.protocol == "eager":
+        if cfg.eager_rejoin:
             cons = replace(cons, assignment=(), positions=(), fetching=False, dirty=False)
     elif msg.kind == "SyncGroupResponse":
         if err == OK:
             w = _received_generation(w, msg)
+            if cfg.protocol == "static":
+                w = _took_over(w, msg)
             cons = _cooperative_assigned(cons, msg) if cfg.protocol == "cooperative" else _assigned(cons, msg)
         elif err == ILLEGAL_GENERATION:
             cons = _lose(cfg, _stop(cfg, cons))
@@ -298,6 +305,29 @@ def _cooperative_assigned(cons: Consumer, msg: Msg) -> Consumer:
         to_assign=(),
         claims=(),
     )
+
+
+def _took_over(w: World, msg: Msg) -> World:
+    """Static membership: the process that replaced a member id has received its assignment under the
+    new one, so the old member id is fenced from now on (``instance-unique`` checks that no coordinator
+    accepts it as a member again)."""
+    hist = w.hist
+    old = tuple(o for o, n in hist.replaced if n == msg.member_id)
+    if not old:
+        return w
+    replaced = tuple(e for e in hist.replaced if e[1] != msg.member_id)
+    fenced = tuple(sorted({*hist.fenced, *old}))
+    return replace(w, hist=replace(hist, replaced=replaced, fenced=fenced))
+
+
+def shut_down(cfg: Config, w: World, c: int, status: str) -> World:
+    """The process stops (crashed or fenced): its connections close, what was in flight on them is lost,
+    and so is anything a broker held for it."""
+    links = clear_consumer_links(cfg, w.links, c)
+    w = replace(w, consumers=tset(w.consumers, c, Consumer(status)), links=links)
+    for b in range(len(w.brokers)):
+        w = close_connection(cfg, w, b, c)
+    return w
 
 
 def _acknowledged(hist: History, msg: Msg) -> History:

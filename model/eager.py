@@ -36,6 +36,7 @@ from model.config import Config
 from model.network import to_consumer
 from model.state import (
     CATCHUP,
+    FENCED_INSTANCE_ID,
     ILLEGAL_GENERATION,
     NONE,
     NOT_COORDINATOR,
@@ -102,6 +103,23 @@ def handle(cfg: Config, w: World, b: int, c: int) -> World | None:
     if br.role == CATCHUP:
         err = {"Heartbeat": OK, "SyncGroup": REBALANCE_IN_PROGRESS}.get(kind, STARTUP_NOT_COMPLETE)
         return classic.reply(cfg, w, b, br, c, links, Msg(kind + "Response", error=err))
+    if cfg.protocol == "static":
+        if _fenced(cfg, br, c, msg.member_id):
+            # KIP-345: the instance id belongs to another member id now (checked before anything else)
+            if kind == "LeaveGroup":
+                return replace(w, links=links)
+            return classic.reply(cfg, w, b, br, c, links, Msg(kind + "Response", error=FENCED_INSTANCE_ID))
+        entry = _static_member(cfg, br, c)
+        if kind == "JoinGroup" and msg.member_id is None and entry is not None:
+            return _replace_static(cfg, w, b, br, c, entry, links)
+        if kind == "JoinGroup" and msg.member_id is None:
+            # a new instance id is the group's from its first JoinGroup (Kafka gives the member id at
+            # once): a second process joining with it replaces the first, whose held join is fenced
+            i = cfg.instance_of(c)
+            rivals = tuple(e for e in br.joined if e[0] != c and cfg.instance_of(e[0]) == i)
+            for c2, _ in rivals:
+                links = to_consumer(cfg, links, c2, b, Msg("JoinGroupResponse", error=FENCED_INSTANCE_ID))
+            br = replace(br, joined=tuple(e for e in br.joined if e not in rivals))
     if kind == "Heartbeat":
         err = _heartbeat_error(cfg, br, msg)
         return classic.reply(cfg, w, b, br, c, links, Msg("HeartbeatResponse", error=err))
@@ -117,6 +135,68 @@ def handle(cfg: Config, w: World, b: int, c: int) -> World | None:
             return replace(w, links=links)
         return _trigger(cfg, replace(w, links=links), b, replace(br, members=members), "member-left")
     raise AssertionError(f"unknown request {kind}")
+
+
+def _static_member(cfg: Config, br: Broker, c: int) -> tuple[int, int] | None:
+    """The (member id, consumer) member entry holding consumer ``c``'s ``group.instance.id``."""
+    i = cfg.instance_of(c)
+    return next((e for e in br.members if cfg.instance_of(e[1]) == i), None)
+
+
+def _fenced(cfg: Config, br: Broker, c: int, mid: int | None) -> bool:
+    """A request from ``c`` with member id ``mid`` while its instance id is held by another member id."""
+    entry = _static_member(cfg, br, c)
+    return mid is not None and entry is not None and entry[0] != mid
+
+
+def _replace_static(
+    cfg: Config, w: World, b: int, br: Broker, c: int, entry: tuple[int, int], links: tuple[Link, ...]
+) -> World:
+    """KIP-345: a known ``group.instance.id`` joins without a member id (the instance restarted, or a
+    second copy of it started): it gets a new member id that takes the old one's place — same
+    assignment, same leadership — and whatever the old member id had held is answered
+    FENCED_INSTANCE_ID. In a Stable group there is no rebalance: the group is stored and the member
+    answered (``persist_member_replacement`` on: the record is written first; Kafka answers in the
+    store callback and reverts if the append fails). PreparingRebalance: it joins the round in the old
+    member's place. CompletingRebalance: the leader may have assigned the old id, so it rebalances again."""
+    old = entry[0]
+    w0, links0 = w, links
+    w, ((_, new),) = classic.give_member_ids(replace(w, links=links), ((c, None),))
+    w = replace(w, hist=replace(w.hist, replaced=tuple(sorted((*w.hist.replaced, (old, new))))))
+    links = w.links
+    for c2, m in br.joined:
+        if m == old and c2 != c:
+            links = to_consumer(cfg, links, c2, b, Msg("JoinGroupResponse", error=FENCED_INSTANCE_ID))
+    for c2, m in br.syncs:
+        if m == old and c2 != c:
+            links = to_consumer(cfg, links, c2, b, Msg("SyncGroupResponse", error=FENCED_INSTANCE_ID))
+    br = replace(
+        br,
+        members=tuple(sorted((*(e for e in br.members if e[0] != old), (new, c)))),
+        ownership=tuple(new if o == old else o for o in br.ownership),
+        leader_member=new if br.leader_member == old else br.leader_member,
+        joined=tuple(e for e in br.joined if e[1] != old),
+        syncs=tuple(e for e in br.syncs if e[1] != old),
+    )
+    w = replace(w, links=links)
+    if br.role == PREPARE:
+        br = replace(br, joined=tuple(sorted((*br.joined, (c, new)))), phase=3)
+        return classic.set_broker(w, b, br)
+    if br.role == REBALANCING:
+        br = replace(br, joined=((c, new),))
+        return _trigger(cfg, w, b, br, "member-rejoin")
+    if cfg.switches.persist_member_replacement:
+        if w.leader != b:
+            # the append fails (it lost the offsets partition): the replacement is reverted
+            refused = Msg("JoinGroupResponse", error=NOT_COORDINATOR)
+            return classic.reply(cfg, w0, b, w0.brokers[b], c, links0, refused)
+        br = replace(br, unwritten=_pending_offsets(br))
+        w = classic.write_record(w, b, br, REC_GROUP)
+    elif REC_GROUP not in br.unwritten:
+        br = replace(br, unwritten=(*br.unwritten, REC_GROUP))
+    # KIP-814: a replacing leader is not asked to assign again (the assignment stands): no member list
+    answer = Msg("JoinGroupResponse", new, br.generation, OK)
+    return classic.set_broker(w, b, br, links=to_consumer(cfg, w.links, c, b, answer))
 
 
 def _known(cfg: Config, br: Broker, mid: int | None) -> bool:

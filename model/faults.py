@@ -18,8 +18,9 @@ from __future__ import annotations
 from dataclasses import replace
 
 from model.config import Config
-from model.coordinator import close_connection, fresh_coordinator, unload_group
-from model.network import clear_broker_links, clear_consumer_links, link_index, to_broker
+from model.consumer import shut_down
+from model.coordinator import fresh_coordinator, unload_group
+from model.network import clear_broker_links, link_index, to_broker
 from model.state import (
     ABSENT,
     DOWN,
@@ -144,11 +145,7 @@ def consumer_crash(cfg: Config, w: World, c: int) -> World | None:
     w2 = _spend(w, "consumer_crashes")
     if w2 is None:
         return None
-    links = clear_consumer_links(cfg, w2.links, c)
-    w2 = replace(w2, consumers=tset(w2.consumers, c, Consumer(DOWN)), links=links)
-    for b in range(len(w2.brokers)):
-        w2 = close_connection(cfg, w2, b, c)
-    return w2
+    return shut_down(cfg, w2, c, DOWN)
 
 
 def consumer_restart(cfg: Config, w: World, c: int) -> World | None:

@@ -103,6 +103,7 @@ _COORDINATOR_STEPS = {
     "classic": ("BeginRebalance", "CompleteJoin", "WriteLog", "RespondJoinGroup"),
     "eager": ("BeginRebalance", "CompleteJoin", "WriteLog", "RespondSyncGroup"),
     "cooperative": ("BeginRebalance", "CompleteJoin", "WriteLog", "RespondSyncGroup"),
+    "static": ("BeginRebalance", "CompleteJoin", "WriteLog", "RespondSyncGroup"),
 }
 
 
@@ -110,7 +111,8 @@ class GroupModel(Model[World, Act]):
     def __init__(self, cfg: Config) -> None:
         self.cfg = cfg
         self._props = properties(cfg)
-        self._eager = cfg.protocol in ("eager", "cooperative")  # one coordinator serves both (as in Kafka)
+        # one coordinator serves eager, cooperative and static groups (as in Kafka)
+        self._eager = cfg.protocol != "classic"
         self._broker_steps = _EAGER_BROKER if self._eager else _BROKER
         self._handle = eager_.handle if self._eager else coord_.handle
         self._expire = eager_.session_expired if self._eager else coord_.session_expired

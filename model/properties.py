@@ -31,8 +31,9 @@ def _overlap(groups: Iterable[tuple[int, ...]]) -> bool:
 def single_owner(cfg: Config, w: World) -> bool:
     """No partition is owned by two live consumers that both hold the group's current generation.
     Cooperative: members keep partitions across generations, so it counts every live consumer that the
-    serving coordinator has as a member, whatever generation its partitions came from."""
-    if cfg.protocol == "cooperative":
+    serving coordinator has as a member, whatever generation its partitions came from. Static: a fenced
+    process keeps its generation and partitions until its next request, so it counts members too."""
+    if cfg.protocol in ("cooperative", "static"):
         if w.leader is None or w.brokers[w.leader].role not in SERVING:
             return True
         ids = {m for m, _ in w.brokers[w.leader].members}
@@ -106,6 +107,21 @@ def single_active_coordinator(w: World) -> bool:
     return sum(1 for b in w.brokers if b.up and b.role in (*SERVING, CATCHUP)) <= 1
 
 
+def instance_unique(cfg: Config, w: World) -> bool:
+    """Static membership: one live member per group.instance.id. No coordinator has two members for one
+    instance id, and once a process that took an instance over has received its assignment, no
+    coordinator accepts the member id it replaced as a member again (that process may still be alive)."""
+    if cfg.protocol != "static":
+        return True
+    for b in w.brokers:
+        if not b.up or b.role not in SERVING:
+            continue
+        instances = [cfg.instance_of(c) for _, c in b.members]
+        if len(set(instances)) != len(instances) or any(m in w.hist.fenced for m, _ in b.members):
+            return False
+    return True
+
+
 DESCRIPTIONS = {
     "single-owner": single_owner.__doc__,
     "exclusive-fetch": exclusive_fetch.__doc__,
@@ -114,6 +130,7 @@ DESCRIPTIONS = {
     "no-lost-commit": no_lost_commit.__doc__,
     "complete-assignment": complete_assignment.__doc__,
     "single-active-coordinator": single_active_coordinator.__doc__,
+    "instance-unique": instance_unique.__doc__,
 }
 PROPERTY_NAMES: tuple[str, ...] = tuple(DESCRIPTIONS)
 
@@ -132,5 +149,6 @@ def properties(cfg: Config) -> tuple[Property[World], ...]:
         "no-lost-commit": no_lost_commit,
         "complete-assignment": lambda w: complete_assignment(cfg, w),
         "single-active-coordinator": single_active_coordinator,
+        "instance-unique": lambda w: instance_unique(cfg, w),
     }
     return tuple(always(name, conditions[name], _one_line(DESCRIPTIONS[name])) for name in PROPERTY_NAMES)

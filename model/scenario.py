@@ -146,6 +146,8 @@ def scenario_from_data(data: Any, source: str) -> Scenario:
     if protocol == "cooperative" and assignor != "cooperative-sticky":
         # Kafka uses the cooperative protocol only when every assignor supports it
         raise _err(source, "assignor", 'protocol "cooperative" needs assignor "cooperative-sticky"')
+    if protocol != "cooperative" and assignor == "cooperative-sticky":
+        raise _err(source, "assignor", '"cooperative-sticky" needs protocol "cooperative"')
 
     group = _table(data, "group", GROUP_KEYS, source)
     consumers = _int(group, "consumers", 2, "consumers", source, "group")

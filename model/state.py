@@ -24,8 +24,9 @@ MEMBER = "member"  # "Part of a group"
 STOPPED = "stopped"  # "Stopped consumption": stop fetching, commit, send JoinGroup
 REDISCOVER = "rediscover"  # "Re-discover co-ordinator": keeps consuming while it looks
 SYNCING = "syncing"  # eager protocol: joined (has the new generation), awaiting its SyncGroup response
+FENCED = "fenced"  # static membership: another process took over its instance id; it stops for good
 
-GONE = (ABSENT, DOWN, LEFT)
+GONE = (ABSENT, DOWN, LEFT, FENCED)
 
 # coordinator roles (seed 000's coordinator state machine; "Down" is Broker.up == False)
 NONE = "none"  # up, but not coordinator for the group (not the offsets-partition leader)
@@ -44,6 +45,7 @@ NOT_COORDINATOR = "NotCoordinatorForGroup"
 STARTUP_NOT_COMPLETE = "CoordinatorStartupNotComplete"
 ILLEGAL_PROTOCOL_STATE = "IllegalProtocolState"
 REBALANCE_IN_PROGRESS = "REBALANCE_IN_PROGRESS"  # today's protocol: "rejoin, a rebalance is under way"
+FENCED_INSTANCE_ID = "FENCED_INSTANCE_ID"  # static membership: the instance id now has another member id
 
 # log records still to be written by a coordinator
 REC_MEMBERS = "members"  # the membership half of a non-atomic generation write
@@ -155,6 +157,10 @@ class History:
     acked: tuple[int, ...] = ()  # per slot, the highest offset a consumer has received a commit ack for
     stale_commit: tuple[int, int, int, int] | None = None  # (consumer, slot, generation, current)
     next_member_id: int = 1  # member ids are unique values handed out by coordinators (UUIDs in Kafka)
+    # static membership: (old, new) member ids of each replacement whose new process has no assignment yet
+    replaced: tuple[tuple[int, int], ...] = ()
+    # static membership: member ids replaced by a process that has since received its assignment
+    fenced: tuple[int, ...] = ()
 
 
 @dataclass(frozen=True, slots=True)

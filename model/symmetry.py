@@ -47,7 +47,10 @@ def _ids(w: World) -> set[int]:
 def canonical_member_ids(w: World) -> World:
     ids = _ids(w)
     k = len(ids)
-    if w.hist.next_member_id == k + 1 and (not ids or max(ids) == k):
+    # an id that nothing holds any more can never come back (ids are never reused): history forgets it
+    hist = w.hist
+    fenced_ok = all(m in ids for m in hist.fenced) and all(o in ids and n in ids for o, n in hist.replaced)
+    if w.hist.next_member_id == k + 1 and (not ids or max(ids) == k) and fenced_ok:
         return w  # already canonical: ids are exactly 1..k
     ren = {old: new for new, old in enumerate(sorted(ids), start=1)}
 
@@ -118,5 +121,10 @@ def canonical_member_ids(w: World) -> World:
         brokers=tuple(broker(b) for b in w.brokers),
         log=log,
         links=links,
-        hist=replace(w.hist, next_member_id=k + 1),
+        hist=replace(
+            hist,
+            next_member_id=k + 1,
+            fenced=tuple(sorted(ren[m] for m in hist.fenced if m in ids)),
+            replaced=tuple(sorted((ren[o], ren[n]) for o, n in hist.replaced if o in ids and n in ids)),
+        ),
     )
