@@ -189,7 +189,11 @@ def describe(cfg: Config, before: World, act: Act, after: World) -> dict[str, An
         resp_after = link(cfg, after, c, b).to_consumer
         if len(resp_after) > len(resp_before):
             kind, src, dst = "send", broker_name(b), consumer_name(c)
-            label = f"{msg_text(cfg, req)} → {msg_text(cfg, resp_after[-1])}"
+            resp = resp_after[-1]
+            label = f"{msg_text(cfg, req)} → {msg_text(cfg, resp)}"
+            took = [o for o, n in after.hist.replaced if n == resp.member_id]
+            if name == "HandleJoinGroup" and took and after.hist.replaced != before.hist.replaced:
+                label += f" (static: replaces {_m(took[0])} of the same instance id)"
         elif name == "HandleSyncGroup" and after.brokers[b].phase == 4 != before.brokers[b].phase:
             written = after.log.generation != before.log.generation
             label = f"takes the leader's {msg_text(cfg, req)}: assignment stored" + (
