@@ -31,6 +31,7 @@ class Switches:
         True  # a broker that stops leading the offsets partition stops coordinating
     )
     persist_member_replacement: bool = True  # static: a new member id is in the log before it is answered
+    sync_commit_before_revoke: bool = True  # a rejoining member's commit completes before it gives up
 
 
 SWITCH_NAMES: tuple[str, ...] = tuple(f.name for f in fields(Switches))

@@ -90,9 +90,27 @@ def _idle(w: World, c: int) -> Consumer | None:
 
 
 def join_group(cfg: Config, w: World, c: int) -> World | None:
+    """Rejoin. What it processed is committed first (seed 000 "Stopped consumption"; Kafka's
+    ``onJoinPrepare`` / ``onPartitionsRevoked`` with ``commitSync``): with ``sync_commit_before_revoke``
+    it waits for the answer; off, the commit goes out just before the JoinGroup and nobody waits for it
+    (``commitAsync``), so the records count as handed over whatever becomes of it."""
     cons = _idle(w, c)
-    if cons is None or cons.status != STOPPED or (cons.dirty and cons.member_id is not None):
-        return None  # a stopped consumer commits what it processed before it rejoins
+    if cons is None or cons.status != STOPPED:
+        return None
+    if cons.dirty and cons.member_id is not None:
+        if cfg.switches.sync_commit_before_revoke:
+            return None  # it commits, and hears back, first
+        w, cons = _commit_and_forget(cfg, w, c, cons)
+    if cons.revoking:
+        # cooperative: the partitions it was told to give up are released now, their offsets committed
+        held = zip(cons.assignment, cons.positions, strict=True)
+        kept = [(s, p) for s, p in held if s not in cons.revoking]
+        cons = replace(
+            cons,
+            assignment=tuple(s for s, _ in kept),
+            positions=tuple(p for _, p in kept),
+            revoking=(),
+        )
     claims: tuple[tuple[int, tuple[int, ...], int], ...] = ()
     if cfg.eager_rejoin and cfg.switches.stop_fetching_before_rejoin:
         # Kafka's onJoinPrepare (eager): every partition is revoked before the JoinGroup goes out
@@ -102,6 +120,18 @@ def join_group(cfg: Config, w: World, c: int) -> World | None:
         mid = -1 if cons.member_id is None else cons.member_id
         claims = ((mid, cons.assignment, cons.owned_gen),)
     return _send(cfg, w, c, cons, "join", Msg("JoinGroup", cons.member_id, cons.generation, claims=claims))
+
+
+def _commit_and_forget(cfg: Config, w: World, c: int, cons: Consumer) -> tuple[World, Consumer]:
+    """Send an OffsetCommit whose answer nobody waits for; its records count as handed over."""
+    assert cons.coordinator is not None
+    offsets = tuple(zip(cons.assignment, cons.positions, strict=True))
+    msg = Msg("OffsetCommit", cons.member_id, cons.generation, OK, offsets)
+    handed = w.hist.handed
+    for s, p in offsets:
+        handed = tset(handed, s, max(handed[s], p))
+    w = replace(w, links=to_broker(cfg, w, c, cons.coordinator, msg), hist=replace(w.hist, handed=handed))
+    return w, replace(cons, dirty=False)
 
 
 def sync_group(cfg: Config, w: World, c: int) -> World | None:
@@ -152,7 +182,10 @@ def fetch(cfg: Config, w: World, c: int) -> World | None:
     if cons is None or not cons.fetching:
         return None
     limit = cfg.records_per_partition
-    positions = tuple(p + 1 if p < limit else p for p in cons.positions)
+    positions = tuple(
+        p + 1 if p < limit and s not in cons.revoking else p
+        for s, p in zip(cons.assignment, cons.positions, strict=True)
+    )
     if positions == cons.positions:
         return None
     return _with(w, c, replace(cons, positions=positions, dirty=True))
@@ -169,7 +202,7 @@ def _lose(cfg: Config, cons: Consumer) -> Consumer:
     onPartitionsLost): it drops them all before it rejoins."""
     if cfg.protocol != "cooperative":
         return cons
-    return replace(cons, assignment=(), positions=(), fetching=False, dirty=False, owned_gen=0)
+    return replace(cons, assignment=(), positions=(), fetching=False, dirty=False, owned_gen=0, revoking=())
 
 
 def _forget(cfg: Config, cons: Consumer) -> Consumer:
@@ -203,6 +236,8 @@ def receive(cfg: Config, w: World, c: int, b: int) -> World | None:
     msg, links = pop_at_consumer(cfg, w.links, c, b)
     if cons.awaiting is None or cons.awaiting_broker != b:
         return replace(w, links=links)  # a late answer to a request it gave up on
+    if msg.kind == "OffsetCommitResponse" and cons.awaiting != "commit":
+        return replace(w, links=links)  # the answer to a commit nobody waits for (commitAsync)
     if msg.kind != _RESPONSE_TO[cons.awaiting]:
         # one request at a time on a FIFO connection that is reset when closed: anything else is a bug
         raise AssertionError(f"{msg.kind} arrived while awaiting a {cons.awaiting} response")
@@ -250,7 +285,7 @@ def receive(cfg: Config, w: World, c: int, b: int) -> World | None:
             cons = replace(cons, assignment=(), positions=(), fetching=False, dirty=False)
     elif msg.kind == "SyncGroupResponse":
         if err == OK:
-            w = _received_generation(w, msg)
+            w = _handed_to(_received_generation(w, msg), c, cons, msg)
             if cfg.protocol == "static":
                 w = _took_over(w, msg)
             cons = _cooperative_assigned(cons, msg) if cfg.protocol == "cooperative" else _assigned(cons, msg)
@@ -259,7 +294,7 @@ def receive(cfg: Config, w: World, c: int, b: int) -> World | None:
         else:
             cons = _stop(cfg, cons)  # REBALANCE_IN_PROGRESS: rejoin
     elif msg.kind == "JoinGroupResponse" and err == OK:
-        w = _received_generation(w, msg)
+        w = _handed_to(_received_generation(w, msg), c, cons, msg)
         cons = _assigned(cons, msg)
     return replace(w, consumers=tset(w.consumers, c, cons), links=links)
 
@@ -267,6 +302,20 @@ def receive(cfg: Config, w: World, c: int, b: int) -> World | None:
 def _received_generation(w: World, msg: Msg) -> World:
     """A consumer received an assignment in ``msg.generation`` (``generation-monotonic`` counts it)."""
     return replace(w, hist=replace(w.hist, max_issued=max(w.hist.max_issued, msg.generation)))
+
+
+def _handed_to(w: World, c: int, cons: Consumer, msg: Msg) -> World:
+    """``no-duplicate-processing``: a partition the consumer takes on (one it does not hold already)
+    must start at or after every record already settled — acknowledged as committed to some consumer,
+    or released with a commit nobody waited for."""
+    hist = w.hist
+    if hist.duplicate is not None:
+        return w
+    for s, start in msg.offsets:
+        settled = max(hist.acked[s], hist.handed[s])
+        if s not in cons.assignment and start < settled:
+            return replace(w, hist=replace(hist, duplicate=(c, s, start, settled)))
+    return w
 
 
 def _assigned(cons: Consumer, msg: Msg) -> Consumer:
@@ -289,9 +338,11 @@ def _cooperative_assigned(cons: Consumer, msg: Msg) -> Consumer:
     offset); a member that revoked something rejoins at once, so the partitions it gave up can be
     assigned in a follow-up rebalance."""
     new = dict(msg.offsets)
-    kept = {s: p for s, p in zip(cons.assignment, cons.positions, strict=True) if s in new}
-    revoked = any(s not in new for s in cons.assignment)
-    slots = tuple(sorted(new))
+    held = dict(zip(cons.assignment, cons.positions, strict=True))
+    revoked = tuple(s for s in cons.assignment if s not in new)
+    # what it processed on a revoked partition is committed before it lets go (released at JoinGroup)
+    revoking = revoked if cons.dirty else ()
+    slots = tuple(sorted((*new, *revoking)))
     return replace(
         cons,
         status=STOPPED if revoked else MEMBER,
@@ -299,11 +350,12 @@ def _cooperative_assigned(cons: Consumer, msg: Msg) -> Consumer:
         generation=msg.generation,
         owned_gen=msg.generation,
         assignment=slots,
-        positions=tuple(kept.get(s, new[s]) for s in slots),
+        positions=tuple(held.get(s, new.get(s, 0)) for s in slots),
         fetching=True,
-        dirty=cons.dirty and bool(kept),
+        dirty=cons.dirty and any(s in held for s in slots),
         to_assign=(),
         claims=(),
+        revoking=revoking,
     )
 
 

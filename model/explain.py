@@ -180,7 +180,9 @@ def describe(cfg: Config, before: World, act: Act, after: World) -> dict[str, An
             src, dst = consumer_name(c), broker_name(b)
             sent = link(cfg, after, c, b).to_broker
             before_q = link(cfg, before, c, b).to_broker
-            label = msg_text(cfg, sent[-1]) if len(sent) > len(before_q) else f"{name} (lost: no connection)"
+            new = sent[len(before_q) :]
+            texts = [msg_text(cfg, m) + (" (answer not awaited)" if m.kind != name else "") for m in new]
+            label = ", then ".join(texts) if texts else f"{name} (lost: no connection)"
         kind = "fault" if name == "LeaveGroup" else "send"
     elif name.startswith("Handle"):
         b, c = args

@@ -328,11 +328,11 @@ def initial_world(cfg: Config) -> World:
         ]
         leader = None if cfg.protocol == "classic" else 1
         log = Log(1, members, ownership, zeros, sizes, leader)
-        hist = History(max_issued=1, acked=zeros, next_member_id=cfg.consumers + 1)
+        hist = History(max_issued=1, acked=zeros, handed=zeros, next_member_id=cfg.consumers + 1)
     else:
         consumers = [Consumer(STARTUP) for _ in range(cfg.consumers)]
         log = Log(0, (), nobody, zeros, sizes)
-        hist = History(max_issued=0, acked=zeros, next_member_id=1)
+        hist = History(max_issued=0, acked=zeros, handed=zeros, next_member_id=1)
     consumers += [Consumer(ABSENT) for _ in range(n_total - cfg.consumers)]
     idle[0] = Broker(
         role=STEADY,

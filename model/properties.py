@@ -107,6 +107,14 @@ def single_active_coordinator(w: World) -> bool:
     return sum(1 for b in w.brokers if b.up and b.role in (*SERVING, CATCHUP)) <= 1
 
 
+def no_duplicate_processing(w: World) -> bool:
+    """At-least-once without silent duplicates: no consumer takes on a partition below a record already
+    settled — acknowledged as committed to some consumer, or released by its owner with a commit nobody
+    waited for. Records are then processed twice only after their first consumer was told its commit
+    failed or lost the partition without a chance to commit (crash, expiry, fencing)."""
+    return w.hist.duplicate is None
+
+
 def instance_unique(cfg: Config, w: World) -> bool:
     """Static membership: one live member per group.instance.id. No coordinator has two members for one
     instance id, and once a process that took an instance over has received its assignment, no
@@ -131,6 +139,7 @@ DESCRIPTIONS = {
     "complete-assignment": complete_assignment.__doc__,
     "single-active-coordinator": single_active_coordinator.__doc__,
     "instance-unique": instance_unique.__doc__,
+    "no-duplicate-processing": no_duplicate_processing.__doc__,
 }
 PROPERTY_NAMES: tuple[str, ...] = tuple(DESCRIPTIONS)
 
@@ -150,5 +159,6 @@ def properties(cfg: Config) -> tuple[Property[World], ...]:
         "complete-assignment": lambda w: complete_assignment(cfg, w),
         "single-active-coordinator": single_active_coordinator,
         "instance-unique": lambda w: instance_unique(cfg, w),
+        "no-duplicate-processing": no_duplicate_processing,
     }
     return tuple(always(name, conditions[name], _one_line(DESCRIPTIONS[name])) for name in PROPERTY_NAMES)

@@ -97,6 +97,7 @@ class Consumer:
     to_assign: tuple[int, ...] = ()  # eager group leader: the members its SyncGroup must assign
     claims: tuple[tuple[int, tuple[int, ...], int], ...] = ()  # cooperative leader: what each member owns
     owned_gen: int = 0  # the generation its assignment came from (cooperative JoinGroup metadata)
+    revoking: tuple[int, ...] = ()  # cooperative: assigned slots it must give up (no longer fetched)
 
 
 @dataclass(frozen=True, slots=True)
@@ -156,6 +157,9 @@ class History:
     max_issued: int = 0  # the highest generation a consumer has received in a JoinGroup response
     acked: tuple[int, ...] = ()  # per slot, the highest offset a consumer has received a commit ack for
     stale_commit: tuple[int, int, int, int] | None = None  # (consumer, slot, generation, current)
+    # per slot: the offset up to which records were released with a commit nobody waited for
+    handed: tuple[int, ...] = ()
+    duplicate: tuple[int, int, int, int] | None = None  # (consumer, slot, start, settled) of a bad handoff
     next_member_id: int = 1  # member ids are unique values handed out by coordinators (UUIDs in Kafka)
     # static membership: (old, new) member ids of each replacement whose new process has no assignment yet
     replaced: tuple[tuple[int, int], ...] = ()

@@ -209,3 +209,40 @@ def test_a_revoking_follower_rejoins_with_new_metadata_and_rebalances() -> None:
     assert len(w.consumers[0].assignment) == 2  # member 1, a follower, holds two of the three
     r = bfs(LeaderIsMemberTwo(cfg))
     assert r.verdict == Verdict.HOLDS, r.counterexample and r.counterexample.property
+
+
+def test_cooperative_revoked_partition_is_committed_before_it_is_released() -> None:
+    """A member told to revoke a partition it processed stops fetching it, commits it (and waits for
+    the answer) and only then rejoins, releasing it; with sync_commit_before_revoke off it rejoins at once
+    with the commit unawaited."""
+    from model.config import Switches
+    from model.consumer import fetch, join_group, offset_commit
+
+    cfg = Config(
+        protocol="cooperative",
+        assignor="cooperative-sticky",
+        consumers=1,
+        budget=Budget(consumer_joins=1),
+    )
+
+    class Probe(GroupModel):
+        def properties(self):  # type: ignore[no-untyped-def]
+            return (always("no-revoking", lambda w: not any(c.revoking for c in w.consumers)),)
+
+    r = bfs(Probe(cfg))
+    assert r.verdict == Verdict.VIOLATED and r.counterexample is not None
+    w = r.counterexample.steps[-1].state
+    (c,) = [i for i, x in enumerate(w.consumers) if x.revoking]
+    cons = w.consumers[c]
+    assert cons.dirty and set(cons.revoking) <= set(cons.assignment) and cons.awaiting is None
+    assert join_group(cfg, w, c) is None  # commit first
+    assert offset_commit(cfg, w, c) is not None
+    after = fetch(cfg, w, c)
+    if after is not None:
+        for s, p in zip(cons.assignment, after.consumers[c].positions, strict=True):
+            if s in cons.revoking:
+                assert p == dict(zip(cons.assignment, cons.positions, strict=True))[s]
+    off = replace(cfg, switches=Switches(sync_commit_before_revoke=False))
+    rejoined = join_group(off, w, c)
+    assert rejoined is not None and not rejoined.consumers[c].revoking
+    assert all(rejoined.hist.handed[s] >= 1 for s in cons.revoking)
