@@ -309,13 +309,21 @@ def _handed_to(w: World, c: int, cons: Consumer, msg: Msg) -> World:
     must start at or after every record already settled — acknowledged as committed to some consumer,
     or released with a commit nobody waited for."""
     hist = w.hist
-    if hist.duplicate is not None:
-        return w
+    if hist.duplicate is not None or not _current(w, msg):
+        return w  # an assignment already stale on arrival makes a zombie: exclusive-fetch's business
     for s, start in msg.offsets:
         settled = max(hist.acked[s], hist.handed[s])
         if s not in cons.assignment and start < settled:
             return replace(w, hist=replace(hist, duplicate=(c, s, start, settled)))
     return w
+
+
+def _current(w: World, msg: Msg) -> bool:
+    """The coordinator serving now still has this member in this generation."""
+    if w.leader is None:
+        return False
+    br = w.brokers[w.leader]
+    return br.generation == msg.generation and any(m == msg.member_id for m, _ in br.members)
 
 
 def _assigned(cons: Consumer, msg: Msg) -> Consumer:

@@ -111,7 +111,9 @@ def no_duplicate_processing(w: World) -> bool:
     """At-least-once without silent duplicates: no consumer takes on a partition below a record already
     settled — acknowledged as committed to some consumer, or released by its owner with a commit nobody
     waited for. Records are then processed twice only after their first consumer was told its commit
-    failed or lost the partition without a chance to commit (crash, expiry, fencing)."""
+    failed or lost the partition without a chance to commit (crash, expiry, fencing). Assignments that
+    are stale on arrival (the member is no longer in the serving coordinator's current generation) make
+    zombies and are exclusive-fetch's business."""
     return w.hist.duplicate is None
 
 

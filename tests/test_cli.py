@@ -48,6 +48,10 @@ BAD = {
     ),
     "bad protocol": ('protocol = "zookeeper"\n' + GOOD, "protocol: must be one of"),
     "missing name": (GOOD.replace('name = "tiny"', ""), "name: required"),
+    "cooperative assignor without the protocol": (
+        'protocol = "static"\nassignor = "cooperative-sticky"\n' + GOOD,
+        'assignor: "cooperative-sticky" needs protocol "cooperative"',
+    ),
 }
 
 
