@@ -14,7 +14,7 @@ from model.group import Act, broker_name, consumer_name
 from model.network import link
 from model.properties import DESCRIPTIONS, current_generation
 from model.scenario import DEADLOCK, Scenario
-from model.state import OK, Msg, World
+from model.state import GONE, OK, Msg, World
 from traces import changed_fields
 
 SCHEMA = "groupcheck-trace/1"
@@ -106,6 +106,7 @@ def state_dict(cfg: Config, w: World) -> dict[str, dict[str, Any]]:
             "assignment": [cfg.slot_name(s) for s in cons.assignment],
             "positions": {cfg.slot_name(s): p for s, p in zip(cons.assignment, cons.positions, strict=True)},
             "fetching": cons.fetching,
+            "revoking": [cfg.slot_name(s) for s in cons.revoking],
             "uncommitted": cons.dirty,
             "awaiting": None
             if cons.awaiting is None
@@ -312,7 +313,8 @@ def violation_message(cfg: Config, prop: str, w: World) -> str:
                 names[i]
                 for i, c in enumerate(w.consumers)
                 if s in c.assignment
-                and c.status not in ("absent", "down", "left")
+                and s not in c.revoking
+                and c.status not in GONE
                 and (
                     c.fetching
                     if prop == "exclusive-fetch"
@@ -357,6 +359,20 @@ def violation_message(cfg: Config, prop: str, w: World) -> str:
         leader = "nobody" if w.leader is None else broker_name(w.leader)
         both = " and ".join(acting)
         return f"{both} both act as the group's coordinator (the offsets partition's leader: {leader})"
+    if prop == "no-duplicate-processing" and w.hist.duplicate is not None:
+        c, s, start, settled = w.hist.duplicate
+        return (
+            f"{names[c]} took on {cfg.slot_name(s)} from offset {start}, below offset {settled} already "
+            "settled: records someone was told were done will be processed again"
+        )
+    if prop == "instance-unique":
+        for b, br in enumerate(w.brokers):
+            back = [_m(m) for m, _ in br.members if m in w.hist.fenced]
+            if br.up and back:
+                return (
+                    f"{broker_name(b)} accepts {', '.join(back)} as a member again although another process "
+                    "of its instance id took it over and has its assignment"
+                )
     if prop == "complete-assignment" and w.leader is not None:
         br = w.brokers[w.leader]
         members = {m for m, _ in br.members}

@@ -45,8 +45,13 @@ def single_owner(cfg: Config, w: World) -> bool:
 
 
 def exclusive_fetch(w: World) -> bool:
-    """No partition is being fetched by two live consumers at once (a paused fetcher still counts)."""
-    return not _overlap(c.assignment for c in w.consumers if c.status not in GONE and c.fetching)
+    """No partition is being fetched by two live consumers at once (a paused fetcher still counts; a
+    partition a cooperative member is revoking is no longer fetched)."""
+    return not _overlap(
+        tuple(s for s in c.assignment if s not in c.revoking)
+        for c in w.consumers
+        if c.status not in GONE and c.fetching
+    )
 
 
 def no_stale_commit(w: World) -> bool:
