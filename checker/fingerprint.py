@@ -22,6 +22,21 @@ def fingerprint(value: object) -> int:
     return int.from_bytes(hashlib.blake2b(repr(value).encode(), digest_size=8).digest(), "little")
 
 
+_M64 = (1 << 64) - 1
+
+
+def mix64(n: int) -> int:
+    """A stable 64-bit fingerprint of a non-negative int below 2**64 (splitmix64's finaliser, a
+    bijection), for models whose states are packed into one int; larger ints fall back to
+    :func:`fingerprint`."""
+    if not 0 <= n <= _M64:
+        return fingerprint(n)
+    n = (n + 0x9E3779B97F4A7C15) & _M64
+    n = ((n ^ (n >> 30)) * 0xBF58476D1CE4E5B9) & _M64
+    n = ((n ^ (n >> 27)) * 0x94D049BB133111EB) & _M64
+    return n ^ (n >> 31)
+
+
 def validate_canonical(value: object, where: str = "state") -> None:
     """Raise :class:`ModelError` if ``value`` holds anything whose ``repr`` is not canonical."""
     if isinstance(value, _ALLOWED_SCALARS) or isinstance(value, enum.Enum):

@@ -19,6 +19,11 @@ class Stats:
     states_generated: int
     max_depth: int
     seconds: float
+    visited_bytes: int = 0  # memory of the visited store (fingerprint table) at the end
+
+    @property
+    def bytes_per_state(self) -> float:
+        return self.visited_bytes / self.distinct_states if self.distinct_states else 0.0
 
     @property
     def states_per_second(self) -> float:

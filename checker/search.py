@@ -1,9 +1,10 @@
 """Breadth-first search with parent links, and replay of recorded actions.
 
 BFS checks every property on a state when the state is first generated, so the first violation found is
-at the smallest depth: counterexamples are shortest. The visited set maps a state's stable fingerprint to
-its parent's fingerprint and the action that led to it; a counterexample is rebuilt by walking those
-links back to an initial state and replaying the actions through ``next_state``.
+at the smallest depth: counterexamples are shortest. The visited set is a compact table of stable 64-bit
+fingerprints (:mod:`checker.store`); each new state's parent fingerprint and the index of the action
+that led to it go to a file on disk, and a counterexample is rebuilt by walking those links back to an
+initial state and replaying the actions through ``next_state``.
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ from checker.contract import Model, Property
 from checker.errors import ModelError, NondeterminismError
 from checker.fingerprint import validate_canonical
 from checker.result import Counterexample, Result, Stats, Step, Verdict
+from checker.store import FingerprintSet, ParentLog
 
 DEADLOCK = "deadlock"
 
@@ -64,8 +66,8 @@ def bfs(
     invariants = _invariants(model, properties)
     fp_of = model.fingerprint
     start = time.perf_counter()
-    # fingerprint -> (parent fingerprint or None, action or None); the engine's visited set
-    visited: dict[int, tuple[int | None, Any]] = {}
+    visited = FingerprintSet()  # 8 bytes a slot (checker.store)
+    parents = ParentLog()  # (state, parent, action index) on disk, for counterexamples
     inits: dict[int, Any] = {}
     queue: deque[tuple[Any, int, int]] = deque()
     generated = 0
@@ -73,79 +75,82 @@ def bfs(
     depth_limited = False
 
     def stats() -> Stats:
-        return Stats(len(visited), generated, deepest, time.perf_counter() - start)
+        return Stats(len(visited), generated, deepest, time.perf_counter() - start, visited.nbytes)
 
     def found(prop: str, fp: int) -> Result:
-        cex = _rebuild(model, visited, inits, fp, prop)
+        cex = _rebuild(model, parents, inits, fp, prop)
         return Result(Verdict.VIOLATED, stats(), cex, depth_limited, max_depth, max_states)
 
-    for state in model.init_states():
-        validate_canonical(state, "initial state")
-        generated += 1
-        fp = fp_of(state)
-        if fp in visited:
-            continue
-        visited[fp] = (None, None)
-        inits[fp] = state
-        bad = _first_violation(invariants, state)
-        if bad is not None:
-            return found(bad, fp)
-        queue.append((state, fp, 0))
-
-    next_report = progress_every
-    while queue:
-        state, fp, depth = queue.popleft()
-        if max_depth is not None and depth >= max_depth:
-            depth_limited = True
-            continue
-        any_enabled = False
-        for action in model.actions(state):
-            nxt = model.next_state(state, action)
-            if nxt is None:
-                continue
-            any_enabled = True
+    try:
+        for state in model.init_states():
+            validate_canonical(state, "initial state")
             generated += 1
-            nfp = fp_of(nxt)
-            if nfp in visited:
+            fp = fp_of(state)
+            if not visited.add(fp):
                 continue
-            visited[nfp] = (fp, action)
-            if depth + 1 > deepest:
-                deepest = depth + 1
-            bad = _first_violation(invariants, nxt)
+            inits[fp] = state
+            bad = _first_violation(invariants, state)
             if bad is not None:
-                return found(bad, nfp)
-            if max_states is not None and len(visited) >= max_states:
-                return Result(Verdict.INCOMPLETE, stats(), None, depth_limited, max_depth, max_states)
-            queue.append((nxt, nfp, depth + 1))
-        if not any_enabled and check_deadlock and not model.is_terminal(state):
-            return found(DEADLOCK, fp)
-        if progress is not None and len(visited) >= next_report:
-            progress(stats())
-            next_report = len(visited) + progress_every
-    return Result(Verdict.HOLDS, stats(), None, depth_limited, max_depth, max_states)
+                return found(bad, fp)
+            queue.append((state, fp, 0))
+
+        add = visited.add
+        record = parents.append
+        next_report = progress_every
+        while queue:
+            state, fp, depth = queue.popleft()
+            if max_depth is not None and depth >= max_depth:
+                depth_limited = True
+                continue
+            any_enabled = False
+            for k, action in enumerate(model.actions(state)):
+                nxt = model.next_state(state, action)
+                if nxt is None:
+                    continue
+                any_enabled = True
+                generated += 1
+                nfp = fp_of(nxt)
+                if not add(nfp):
+                    continue
+                record(nfp, fp, k)
+                if depth + 1 > deepest:
+                    deepest = depth + 1
+                bad = _first_violation(invariants, nxt)
+                if bad is not None:
+                    return found(bad, nfp)
+                if max_states is not None and len(visited) >= max_states:
+                    return Result(Verdict.INCOMPLETE, stats(), None, depth_limited, max_depth, max_states)
+                queue.append((nxt, nfp, depth + 1))
+            if not any_enabled and check_deadlock and not model.is_terminal(state):
+                return found(DEADLOCK, fp)
+            if progress is not None and len(visited) >= next_report:
+                progress(stats())
+                next_report = len(visited) + progress_every
+        return Result(Verdict.HOLDS, stats(), None, depth_limited, max_depth, max_states)
+    finally:
+        parents.close()
 
 
 def _rebuild(
     model: Model[Any, Any],
-    visited: dict[int, tuple[int | None, Any]],
+    parents: ParentLog,
     inits: dict[int, Any],
     fp: int,
     prop: str,
 ) -> Counterexample:
+    """Walk the parent links back to an initial state, then replay the recorded action indices."""
+    root, path = parents.path_to(fp)
+    state = inits[root]
+    init = state
     actions: list[Any] = []
-    fps: list[int] = []
-    cur: int | None = fp
-    while cur is not None:
-        parent, action = visited[cur]
-        if parent is None:
-            break
+    for i, (_, k) in enumerate(path):
+        action = next((a for j, a in enumerate(model.actions(state)) if j == k), None)
+        nxt = None if action is None else model.next_state(state, action)
+        if action is None or nxt is None:
+            raise NondeterminismError(f"step {i + 1}: the recorded action is not enabled on replay")
         actions.append(action)
-        fps.append(cur)
-        cur = parent
-    assert cur is not None
-    actions.reverse()
-    fps.reverse()
-    return replay(model, inits[cur], actions, prop, expected_fingerprints=fps)
+        state = nxt
+    return replay(model, init, actions, prop, expected_fingerprints=[f for f, _ in path])
 
 
 def replay(

@@ -1,0 +1,71 @@
+"""The compact visited store and the TwoPhase reference model (counts from TLC, exact)."""
+
+from __future__ import annotations
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from checker import Verdict, bfs
+from checker.examples.twophase import TwoPhase
+from checker.store import FingerprintSet, ParentLog
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.lists(st.integers(min_value=0, max_value=2**64 - 1), max_size=3000))
+def test_fingerprint_set_behaves_like_a_set(fps: list[int]) -> None:
+    store, ref = FingerprintSet(capacity=7), set()
+    for fp in fps:
+        key = fp or 1  # 0 is stored as 1 (documented)
+        assert store.add(fp) == (key not in ref)
+        ref.add(key)
+    assert len(store) == len(ref)
+    assert all(fp in store for fp in fps)
+    assert store.nbytes <= 16 * max(len(store), 64)  # grows by half at 85 % full
+
+
+def test_fingerprint_set_grows_and_keeps_everything() -> None:
+    store = FingerprintSet(capacity=3)
+    keys = [(i * 0x9E3779B97F4A7C15) % 2**64 for i in range(1, 50_001)]
+    assert all(store.add(k) for k in keys)
+    assert not any(store.add(k) for k in keys)
+    assert len(store) == 50_000 and store.nbytes / len(store) < 16
+
+
+def test_parent_log_walks_back_to_the_root() -> None:
+    log = ParentLog()
+    try:
+        for i in range(1, 200_000):  # a chain 0 <- 1 <- 2 ... across several disk chunks
+            log.append(i, i - 1, i % 5)
+        root, path = log.path_to(199_999)
+        assert root == 0 and len(path) == 199_999 and path[0] == (1, 1) and path[-1] == (199_999, 4)
+    finally:
+        log.close()
+
+
+def test_twophase_counts_match_tlc() -> None:
+    r = bfs(TwoPhase(5))
+    assert r.verdict == Verdict.HOLDS
+    assert (r.stats.distinct_states, r.stats.states_generated, r.stats.max_depth) == (8_832, 58_146, 16)
+    assert r.stats.bytes_per_state <= 16
+
+
+class _CommitEarly(TwoPhase):
+    """A broken TM that may commit before every RM has prepared."""
+
+    def actions(self, s: int):  # type: ignore[no-untyped-def]
+        yield from super().actions(s)
+        if self.tm_state(s) == 0 and s & self.all_prepared != self.all_prepared:
+            yield ("TMCommit", -1)
+
+
+def test_twophase_invariant_catches_a_broken_tm_and_the_trace_replays() -> None:
+    model = _CommitEarly(3)
+    r = bfs(model)
+    assert r.verdict == Verdict.VIOLATED and r.counterexample is not None
+    cex = r.counterexample
+    assert not model.consistent(cex.final_state)
+    assert len(cex.steps) == 3  # one RM aborts, the TM commits, another RM receives Commit
+    state = cex.init_state
+    for step in cex.steps:
+        state = model.next_state(state, step.action)
+        assert state == step.state
