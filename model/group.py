@@ -13,6 +13,7 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 
 from checker import Model, Property
+from checker.fingerprint import ComponentCache, fingerprint
 from model import consumer as cons_
 from model import coordinator as coord_
 from model import eager as eager_
@@ -111,6 +112,7 @@ class GroupModel(Model[World, Act]):
     def __init__(self, cfg: Config) -> None:
         self.cfg = cfg
         self._props = properties(cfg)
+        self._part_fp = ComponentCache()
         # one coordinator serves eager, cooperative and static groups (as in Kafka)
         self._eager = cfg.protocol != "classic"
         self._broker_steps = _EAGER_BROKER if self._eager else _BROKER
@@ -121,6 +123,22 @@ class GroupModel(Model[World, Act]):
             self._consumer_steps = (*self._consumer_steps, "SyncGroup")
 
     # -- the contract -------------------------------------------------------------------------------
+    def fingerprint(self, w: World) -> int:
+        """The fingerprint of the tuple of the world's parts' fingerprints (each cached by identity)."""
+        part = self._part_fp
+        return fingerprint(
+            (
+                w.leader,
+                *map(part, w.consumers),
+                *map(part, w.brokers),
+                part(w.log),
+                *map(part, w.links),
+                w.sizes,
+                part(w.budget),
+                part(w.hist),
+            )
+        )
+
     def init_states(self) -> tuple[World, ...]:
         return (initial_world(self.cfg),)
 

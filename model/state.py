@@ -15,6 +15,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from checker.fingerprint import fast_repr
+
 # consumer statuses (seed 000's consumer state machine, plus "absent"/"left" for the fault budget)
 ABSENT = "absent"  # not started yet: a consumer_joins budget can start it
 DOWN = "down"  # crashed (seed: Down); may restart with a new identity
@@ -53,6 +55,7 @@ REC_GROUP = "group"  # generation + membership + ownership (one record when the 
 REC_OFFSETS = "offsets"  # committed offsets (only deferred when persist_before_respond is off)
 
 
+@fast_repr
 @dataclass(frozen=True, slots=True)
 class Msg:
     """A request or response on a link. ``offsets`` holds (slot, offset) pairs: the offsets of an
@@ -71,6 +74,7 @@ class Msg:
     claims: tuple[tuple[int, tuple[int, ...], int], ...] = ()
 
 
+@fast_repr
 @dataclass(frozen=True, slots=True)
 class Link:
     """The connection between one consumer and one broker: FIFO each way. A cut drops what is in flight."""
@@ -80,6 +84,7 @@ class Link:
     to_consumer: tuple[Msg, ...] = ()
 
 
+@fast_repr
 @dataclass(frozen=True, slots=True)
 class Consumer:
     status: str
@@ -100,6 +105,7 @@ class Consumer:
     revoking: tuple[int, ...] = ()  # cooperative: assigned slots it must give up (no longer fetched)
 
 
+@fast_repr
 @dataclass(frozen=True, slots=True)
 class Broker:
     up: bool = True
@@ -126,6 +132,7 @@ class Broker:
     claims: tuple[tuple[int, tuple[int, ...], int], ...] = ()
 
 
+@fast_repr
 @dataclass(frozen=True, slots=True)
 class Log:
     """The durable group log: survives coordinator crashes."""
@@ -138,6 +145,7 @@ class Log:
     leader_member: int | None = None  # eager: the group leader (Kafka stores it with the group)
 
 
+@fast_repr
 @dataclass(frozen=True, slots=True)
 class Budget:
     coordinator_failovers: int = 0
@@ -150,6 +158,7 @@ class Budget:
     partition_growth: int = 0
 
 
+@fast_repr
 @dataclass(frozen=True, slots=True)
 class History:
     """Variables kept only to state properties; no actor reads them."""
@@ -167,6 +176,7 @@ class History:
     fenced: tuple[int, ...] = ()
 
 
+@fast_repr
 @dataclass(frozen=True, slots=True)
 class World:
     consumers: tuple[Consumer, ...]

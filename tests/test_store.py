@@ -69,3 +69,27 @@ def test_twophase_invariant_catches_a_broken_tm_and_the_trace_replays() -> None:
     for step in cex.steps:
         state = model.next_state(state, step.action)
         assert state == step.state
+
+
+def test_fast_repr_is_the_dataclass_repr() -> None:
+    from dataclasses import dataclass
+
+    from checker.fingerprint import fast_repr
+
+    @dataclass(frozen=True, slots=True)
+    class Plain:
+        a: int
+        b: tuple[str, ...] = ()
+        c: object = None
+
+    @fast_repr
+    @dataclass(frozen=True, slots=True)
+    class Fast:
+        a: int
+        b: tuple[str, ...] = ()
+        c: object = None
+
+    for args in [(1,), (2, ("x", "y")), (3, (), Plain(4, ("'",), None))]:
+        fast, plain = repr(Fast(*args)), repr(Plain(*args))
+        assert fast.startswith(Fast.__qualname__ + "(") and plain.startswith(Plain.__qualname__ + "(")
+        assert fast.split("(", 1)[1] == plain.split("(", 1)[1]
