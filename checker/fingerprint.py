@@ -11,12 +11,14 @@ from __future__ import annotations
 import dataclasses
 import enum
 import hashlib
-from typing import TypeVar
+from collections.abc import Callable
+from typing import Generic, TypeVar
 
 from checker.errors import ModelError
 
 _ALLOWED_SCALARS = (type(None), bool, int, str)
 T = TypeVar("T")
+R = TypeVar("R")
 
 
 def fingerprint(value: object) -> int:
@@ -39,26 +41,27 @@ def mix64(n: int) -> int:
     return n ^ (n >> 31)
 
 
-class ComponentCache:
-    """Fingerprints of the parts of a state, remembered by object identity: a successor shares most of
-    its parts (unchanged consumers, brokers, links) with its parent as the very same objects, so only
-    the parts an action changed are fingerprinted again (the idea of incremental fingerprints, without
-    per-action bookkeeping). Entries keep their object alive, so an id is never reused while cached;
-    the cache is cleared when it reaches ``limit`` entries. A pure cache: values never depend on it."""
+class IdentityCache(Generic[T, R]):
+    """``fn(part)`` remembered by the part's identity: a successor shares most of its parts (unchanged
+    consumers, brokers, links) with its parent as the very same objects, so only the parts an action
+    changed are computed again (the idea of incremental fingerprints, without per-action bookkeeping).
+    Entries keep their object alive, so an id is never reused while cached; the cache is cleared when it
+    reaches ``limit`` entries. A pure cache for a pure ``fn``: results never depend on it."""
 
-    def __init__(self, limit: int = 1 << 17) -> None:
-        self._memo: dict[int, tuple[object, int]] = {}
+    def __init__(self, fn: Callable[[T], R], limit: int = 1 << 17) -> None:
+        self._fn = fn
+        self._memo: dict[int, tuple[T, R]] = {}
         self._limit = limit
 
-    def __call__(self, part: object) -> int:
+    def __call__(self, part: T) -> R:
         hit = self._memo.get(id(part))
         if hit is not None and hit[0] is part:
             return hit[1]
-        fp = fingerprint(part)
+        value = self._fn(part)
         if len(self._memo) >= self._limit:
             self._memo.clear()
-        self._memo[id(part)] = (part, fp)
-        return fp
+        self._memo[id(part)] = (part, value)
+        return value
 
 
 def fast_repr(cls: type[T]) -> type[T]:

@@ -13,7 +13,7 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 
 from checker import Model, Property
-from checker.fingerprint import ComponentCache, fingerprint
+from checker.fingerprint import IdentityCache, fingerprint
 from model import consumer as cons_
 from model import coordinator as coord_
 from model import eager as eager_
@@ -112,7 +112,7 @@ class GroupModel(Model[World, Act]):
     def __init__(self, cfg: Config) -> None:
         self.cfg = cfg
         self._props = properties(cfg)
-        self._part_fp = ComponentCache()
+        self._part_fp: IdentityCache[object, int] = IdentityCache(fingerprint)
         # one coordinator serves eager, cooperative and static groups (as in Kafka)
         self._eager = cfg.protocol != "classic"
         self._broker_steps = _EAGER_BROKER if self._eager else _BROKER
