@@ -18,6 +18,7 @@ import sys
 from pathlib import Path
 
 from checker import bfs
+from checker.parallel import parallel_bfs
 from model.group import GroupModel
 from model.scenario import load_scenario
 
@@ -32,16 +33,22 @@ def main(argv: list[str]) -> int:
     args = parser.parse_args(argv)
     if args.max_states < 0:
         parser.error("--max-states must be >= 0")
+    if args.workers < 1:
+        parser.error("--workers must be at least 1")
     sc = load_scenario(SCENARIO)
-    result = bfs(
-        GroupModel(sc.config),
-        properties=sc.properties,
-        max_states=args.max_states or None,
-        check_deadlock=sc.check_deadlock,
-    )
+    kw = {
+        "properties": sc.properties,
+        "max_states": args.max_states or None,
+        "check_deadlock": sc.check_deadlock,
+    }
+    model = GroupModel(sc.config)
+    result = bfs(model, **kw) if args.workers == 1 else parallel_bfs(model, workers=args.workers, **kw)
     st = result.stats
     rss_mb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
-    print(f"{sc.name}: {result.verdict}" + (f" {result.property}" if result.property else ""))
+    print(
+        f"{sc.name}, {args.workers} worker(s): {result.verdict}"
+        + (f" {result.property}" if result.property else "")
+    )
     print(f"within: {sc.bounds()}" + (f"; stopped at {args.max_states:,} states" if args.max_states else ""))
     print(
         f"{st.distinct_states / st.seconds:,.0f} distinct states/s, {st.states_generated / st.seconds:,.0f} "

@@ -16,6 +16,7 @@ import sys
 
 from checker import Verdict, bfs
 from checker.examples.twophase import TwoPhase
+from checker.parallel import parallel_bfs
 
 KNOWN = {5: (8_832, None, None), 7: (296_448, 2_744_706, 23), 8: (1_745_408, None, None)}
 
@@ -23,14 +24,18 @@ KNOWN = {5: (8_832, None, None), 7: (296_448, 2_744_706, 23), 8: (1_745_408, Non
 def main(argv: list[str]) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--rm", type=int, default=7, help="resource managers (1..14)")
+    parser.add_argument("--workers", type=int, default=1, help="processes (frontier split by fingerprint)")
     args = parser.parse_args(argv)
     if not 1 <= args.rm <= 14:
         parser.error("--rm must be 1..14")
-    result = bfs(TwoPhase(args.rm))
+    if args.workers < 1:
+        parser.error("--workers must be at least 1")
+    model = TwoPhase(args.rm)
+    result = bfs(model) if args.workers == 1 else parallel_bfs(model, workers=args.workers)
     st = result.stats
     depth = st.max_depth + 1
     rss_mb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
-    print(f"TwoPhase RM={args.rm}: {result.verdict} (TCConsistent)")
+    print(f"TwoPhase RM={args.rm}, {args.workers} worker(s): {result.verdict} (TCConsistent)")
     print(
         f"{st.distinct_states / st.seconds:,.0f} distinct states/s, {st.states_generated / st.seconds:,.0f} "
         f"generated/s; visited store {st.visited_bytes / 2**20:.1f} MiB; peak RSS {rss_mb:.0f} MiB"

@@ -161,18 +161,13 @@ class ParentLog:
         """(the initial state's fingerprint, [(fingerprint, action index)] of every step to ``fp``)."""
         self._flush()
         self._file.flush()
-        data = np.fromfile(self.path, dtype=np.uint64).reshape(-1, 3)
-        out: list[tuple[int, int]] = []
-        cur = fp
-        while True:
-            rows = np.flatnonzero(data[:, 0] == np.uint64(cur))
-            if rows.size == 0:
-                break
-            row = data[rows[0]]
-            out.append((cur, int(row[2])))
-            cur = int(row[1])
-        out.reverse()
-        return cur, out
+        return _walk(np.fromfile(self.path, dtype=np.uint64).reshape(-1, 3), fp)
+
+    def detach(self) -> str:
+        """Flush and close the file but keep it (another process reads it): its path."""
+        self._flush()
+        self._file.close()
+        return self.path
 
     def close(self) -> None:
         self._file.close()
@@ -180,3 +175,36 @@ class ParentLog:
             os.unlink(self.path)
         except OSError:
             pass
+
+
+def _walk(data: np.ndarray, fp: int) -> tuple[int, list[tuple[int, int]]]:
+    out: list[tuple[int, int]] = []
+    cur = fp
+    while True:
+        rows = np.flatnonzero(data[:, 0] == np.uint64(cur))
+        if rows.size == 0:
+            break
+        row = data[rows[0]]
+        out.append((cur, int(row[2])))
+        cur = int(row[1])
+    out.reverse()
+    return cur, out
+
+
+class LinkFiles:
+    """The parent-link files of several workers, read as one (and deleted on ``close``)."""
+
+    def __init__(self, paths: list[str]) -> None:
+        self.paths = paths
+        parts = [np.fromfile(p, dtype=np.uint64).reshape(-1, 3) for p in paths]
+        self._data = np.concatenate(parts) if parts else np.zeros((0, 3), dtype=np.uint64)
+
+    def path_to(self, fp: int) -> tuple[int, list[tuple[int, int]]]:
+        return _walk(self._data, fp)
+
+    def close(self) -> None:
+        for p in self.paths:
+            try:
+                os.unlink(p)
+            except OSError:
+                pass

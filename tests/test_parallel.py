@@ -1,0 +1,87 @@
+"""The multi-process search gives the single-process search's counts, depth, verdict and trace length."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from checker import Verdict, bfs
+from checker.contract import Model
+from checker.examples.twophase import TwoPhase
+from checker.parallel import parallel_bfs
+from model.group import GroupModel
+from model.scenario import load_scenario
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def _same(a, b) -> None:  # type: ignore[no-untyped-def]
+    assert b.verdict == a.verdict
+    if a.verdict == Verdict.HOLDS:
+        assert (b.stats.distinct_states, b.stats.states_generated) == (
+            a.stats.distinct_states,
+            a.stats.states_generated,
+        )
+        assert b.stats.max_depth == a.stats.max_depth
+    else:
+        assert a.counterexample is not None and b.counterexample is not None
+        assert b.property == a.property
+        assert len(b.counterexample.steps) == len(a.counterexample.steps)
+
+
+@pytest.mark.parametrize("workers", [1, 2, 3])
+def test_twophase_counts_with_workers(workers: int) -> None:
+    _same(bfs(TwoPhase(5)), parallel_bfs(TwoPhase(5), workers=workers))
+
+
+class _CommitEarly(TwoPhase):
+    def actions(self, s: int):  # type: ignore[no-untyped-def]
+        yield from super().actions(s)
+        if self.tm_state(s) == 0 and s & self.all_prepared != self.all_prepared:
+            yield ("TMCommit", -1)
+
+
+def test_violation_shortest_and_replayed() -> None:
+    model = _CommitEarly(4)
+    a, b = bfs(model), parallel_bfs(model, workers=2)
+    _same(a, b)
+    assert b.counterexample is not None and not model.consistent(b.counterexample.final_state)
+
+
+class _Stuck(Model[int, int]):
+    """Counts to 5 and stops: a deadlock at depth 5."""
+
+    def init_states(self):  # type: ignore[no-untyped-def]
+        return (0,)
+
+    def actions(self, s: int):  # type: ignore[no-untyped-def]
+        return (1,) if s < 5 else ()
+
+    def next_state(self, s: int, a: int) -> int:
+        return s + a
+
+
+def test_deadlock_found_by_workers() -> None:
+    a, b = bfs(_Stuck()), parallel_bfs(_Stuck(), workers=2)
+    _same(a, b)
+    assert b.property == "deadlock" and b.counterexample is not None and b.counterexample.final_state == 5
+
+
+@pytest.mark.parametrize(
+    "name",
+    [
+        "startup-first-rebalance.toml",
+        "switches/keep-fetching-while-rejoining.toml",
+        "eager/eager-startup.toml",
+    ],
+)
+def test_catalogue_scenarios_with_workers(name: str) -> None:
+    sc = load_scenario(ROOT / "specs" / name)
+    kw = {"properties": sc.properties, "check_deadlock": sc.check_deadlock}
+    _same(bfs(GroupModel(sc.config), **kw), parallel_bfs(GroupModel(sc.config), workers=2, **kw))
+
+
+def test_state_limit_with_workers_is_incomplete() -> None:
+    r = parallel_bfs(TwoPhase(5), workers=2, max_states=100)
+    assert r.verdict == Verdict.INCOMPLETE and 100 <= r.stats.distinct_states < 8_832
