@@ -27,6 +27,7 @@ SCENARIO = Path(__file__).with_name("kafka-reference.toml")
 
 def main(argv: list[str]) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--workers", type=int, default=1, help="processes (frontier split by fingerprint)")
     parser.add_argument(
         "--max-states", type=int, default=200_000, help="stop after N distinct states (0: none)"
     )
@@ -45,6 +46,7 @@ def main(argv: list[str]) -> int:
     result = bfs(model, **kw) if args.workers == 1 else parallel_bfs(model, workers=args.workers, **kw)
     st = result.stats
     rss_mb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+    worker_mb = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024
     print(
         f"{sc.name}, {args.workers} worker(s): {result.verdict}"
         + (f" {result.property}" if result.property else "")
@@ -53,6 +55,7 @@ def main(argv: list[str]) -> int:
     print(
         f"{st.distinct_states / st.seconds:,.0f} distinct states/s, {st.states_generated / st.seconds:,.0f} "
         f"generated/s; visited store {st.visited_bytes / 2**20:.1f} MiB; peak RSS {rss_mb:.0f} MiB"
+        + (f" (largest worker {worker_mb:.0f} MiB)" if args.workers > 1 else "")
     )
     print(
         f"distinct={st.distinct_states} generated={st.states_generated} depth={st.max_depth} "

@@ -35,10 +35,12 @@ def main(argv: list[str]) -> int:
     st = result.stats
     depth = st.max_depth + 1
     rss_mb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+    worker_mb = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024
     print(f"TwoPhase RM={args.rm}, {args.workers} worker(s): {result.verdict} (TCConsistent)")
     print(
         f"{st.distinct_states / st.seconds:,.0f} distinct states/s, {st.states_generated / st.seconds:,.0f} "
         f"generated/s; visited store {st.visited_bytes / 2**20:.1f} MiB; peak RSS {rss_mb:.0f} MiB"
+        + (f" (largest worker {worker_mb:.0f} MiB)" if args.workers > 1 else "")
     )
     known = KNOWN.get(args.rm)
     if known is not None:

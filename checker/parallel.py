@@ -2,10 +2,11 @@
 
 Worker ``k`` owns every state whose fingerprint is ``k`` modulo the number of workers: it alone keeps
 those fingerprints (its own :class:`~checker.store.FingerprintSet`), checks their properties and expands
-them. The search runs level by level: each worker expands its part of the frontier, keeps the
-successors it owns and sends the others to their owners; after an all-to-all exchange every worker
-deduplicates what it received, and the next level begins. Distinct and generated counts and the depth are
-those of :func:`checker.search.bfs`; the counterexample is a shortest one (the same length as the
+them. The search runs level by level: each worker expands its part of the frontier and asks each owner
+about the fingerprints of the successors it owns (all-to-all); owners answer which are new, deciding in
+worker order, and only those states are sent (pickling a state costs far more than generating it, and
+most successors are duplicates). Then the next level begins. Distinct and generated counts and the depth
+are those of :func:`checker.search.bfs`; the counterexample is a shortest one (the same length as the
 single-process search's, possibly another path of that length: the one ending in the smallest
 fingerprint among the level's violations, so it is the same on every run).
 
@@ -33,7 +34,8 @@ from checker.store import FingerprintSet, LinkFiles, ParentLog
 
 def _exchange(k: int, outgoing: list[list[Any]], outs: list[Any], ins: list[Any]) -> list[list[Any]]:
     """Send each peer its batch (from threads, so that two workers sending to each other at once
-    cannot both block on full pipes) and receive every peer's batch for us."""
+    cannot both block on full pipes) and receive every peer's batch for us, in worker order (ours
+    left out)."""
     senders = [threading.Thread(target=outs[j].send, args=(outgoing[j],)) for j in range(len(outs)) if j != k]
     for t in senders:
         t.start()
@@ -77,7 +79,8 @@ def _worker(
         if control.recv() == "stop":
             break
         limited = max_depth is not None and depth >= max_depth
-        outgoing: list[list[tuple[Any, int, int, int]]] = [[] for _ in range(n)]
+        # successors by owner, the first occurrence of each fingerprint: fp -> (state, parent fp, action)
+        cands: list[dict[int, tuple[Any, int, int]]] = [{} for _ in range(n)]
         for state, fp in frontier:
             if limited:
                 depth_limited = True
@@ -90,16 +93,25 @@ def _worker(
                 any_enabled = True
                 generated += 1
                 nfp = fp_of(nxt)
-                outgoing[nfp % n].append((nxt, nfp, fp, i))
+                bucket = cands[nfp % n]
+                if nfp not in bucket:
+                    bucket[nfp] = (nxt, fp, i)
             if not any_enabled and check_deadlock and not model.is_terminal(state):
                 violations.append((depth, fp, DEADLOCK))
-        received = [outgoing[k], *_exchange(k, outgoing, outs, ins)]
+        # 1. every owner is asked about fingerprints only (cheap to send); 2. it answers which are new,
+        # deciding in worker order so the outcome does not depend on timing; 3. only those states travel
+        asked = _exchange(k, [list(c) for c in cands], outs, ins)
+        asked.insert(k, list(cands[k]))
+        granted: list[list[int]] = [[fp for fp in fps if visited.add(fp)] for fps in asked]
+        wanted = _exchange(k, granted, outs, ins)
+        wanted.insert(k, [])
+        sent = [[(fp, *cands[j][fp]) for fp in wanted[j]] if j != k else [] for j in range(n)]
+        arrived = _exchange(k, sent, outs, ins)
+        arrived.insert(k, [(fp, *cands[k][fp]) for fp in granted[k]])
         frontier = []
         depth += 1
-        for batch in received:
-            for nxt, nfp, pfp, i in batch:
-                if not visited.add(nfp):
-                    continue
+        for batch in arrived:
+            for nfp, nxt, pfp, i in batch:
                 parents.append(nfp, pfp, i)
                 bad = _first_violation(invariants, nxt)
                 if bad is not None:
