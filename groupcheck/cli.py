@@ -92,7 +92,12 @@ def cmd_check(args: argparse.Namespace) -> int:
         hook, stop = _progress_hook(sc.name)
         try:
             o = check_scenario(
-                sc, out_dir, max_states=args.max_states, max_depth=args.max_depth, progress=hook
+                sc,
+                out_dir,
+                max_states=args.max_states,
+                max_depth=args.max_depth,
+                progress=hook,
+                workers=args.workers,
             )
         finally:
             stop()
@@ -189,6 +194,9 @@ def build_parser() -> argparse.ArgumentParser:
     )
     p.add_argument("--json", metavar="FILE", help="write a JSON summary, one object per scenario")
     p.add_argument("--max-states", type=_positive, metavar="N", help="override the scenarios' state limit")
+    p.add_argument(
+        "--workers", type=_positive, default=1, metavar="N", help="explore with N processes (default 1)"
+    )
     p.add_argument("--max-depth", type=_positive, metavar="N", help="override the scenarios' depth bound")
     p.set_defaults(func=cmd_check)
     p = sub.add_parser("replay", help="re-run a trace.json through the model")

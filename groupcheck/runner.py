@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import Any
 
 from checker import DEADLOCK, Result, Stats, Verdict, bfs, is_deadlock, violated_property
+from checker.parallel import parallel_bfs
 from model import GroupModel
 from model.explain import trace_document
 from model.group import parse_action
@@ -65,19 +66,23 @@ def check_scenario(
     max_states: int | None = None,
     max_depth: int | None = None,
     progress: Callable[[Stats], None] | None = None,
+    workers: int = 1,
 ) -> CheckOutcome:
     """Explore a scenario exhaustively (within its bounds) and, on a violation, write the trace bundle
-    under ``out_dir/<name>/``. Command-line bounds override the scenario's."""
+    under ``out_dir/<name>/``. Command-line bounds override the scenario's. ``workers > 1`` runs the
+    multi-process search (same counts and verdict; a counterexample of the same length)."""
     sc = scenario if isinstance(scenario, Scenario) else load_scenario(scenario)
     model = GroupModel(sc.config)
-    result = bfs(
-        model,
-        properties=sc.properties,
-        max_depth=max_depth if max_depth is not None else sc.max_depth,
-        max_states=max_states if max_states is not None else sc.max_states,
-        check_deadlock=sc.check_deadlock,
-        progress=progress,
-    )
+    bounds = {
+        "properties": sc.properties,
+        "max_depth": max_depth if max_depth is not None else sc.max_depth,
+        "max_states": max_states if max_states is not None else sc.max_states,
+        "check_deadlock": sc.check_deadlock,
+    }
+    if workers > 1:
+        result = parallel_bfs(model, workers=workers, **bounds)
+    else:
+        result = bfs(model, progress=progress, **bounds)
     trace_dir = None
     if result.counterexample is not None and out_dir is not None:
         trace_dir = out_dir / sc.name

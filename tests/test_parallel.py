@@ -85,3 +85,12 @@ def test_catalogue_scenarios_with_workers(name: str) -> None:
 def test_state_limit_with_workers_is_incomplete() -> None:
     r = parallel_bfs(TwoPhase(5), workers=2, max_states=100)
     assert r.verdict == Verdict.INCOMPLETE and 100 <= r.stats.distinct_states < 8_832
+
+
+def test_cli_workers_flag(tmp_path: Path) -> None:
+    from groupcheck.cli import main
+
+    spec = ROOT / "specs" / "switches" / "keep-fetching-while-rejoining.toml"
+    assert main(["check", str(spec), "--workers", "2", "--out", str(tmp_path)]) == 0
+    trace = tmp_path / load_scenario(spec).name / "trace.json"
+    assert main(["replay", str(trace)]) == 0
