@@ -28,7 +28,7 @@ from checker.contract import Model
 from checker.errors import ModelError
 from checker.fingerprint import validate_canonical
 from checker.result import Result, Stats, Verdict
-from checker.search import DEADLOCK, _first_violation, _invariants, replay
+from checker.search import DEADLOCK, _first_violation, _invariants, expand, replay
 from checker.store import FingerprintSet, LinkFiles, ParentLog
 
 
@@ -85,18 +85,13 @@ def _worker(
             if limited:
                 depth_limited = True
                 continue
-            any_enabled = False
-            for i, action in enumerate(model.actions(state)):
-                nxt = model.next_state(state, action)
-                if nxt is None:
-                    continue
-                any_enabled = True
-                generated += 1
-                nfp = fp_of(nxt)
+            succ = expand(model, state, fp_of)
+            generated += len(succ)
+            for i, nxt, nfp in succ:
                 bucket = cands[nfp % n]
                 if nfp not in bucket:
                     bucket[nfp] = (nxt, fp, i)
-            if not any_enabled and check_deadlock and not model.is_terminal(state):
+            if not succ and check_deadlock and not model.is_terminal(state):
                 violations.append((depth, fp, DEADLOCK))
         # 1. every owner is asked about fingerprints only (cheap to send); 2. it answers which are new,
         # deciding in worker order so the outcome does not depend on timing; 3. only those states travel

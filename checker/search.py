@@ -47,6 +47,17 @@ def _first_violation(props: Iterable[Property[Any]], state: Any) -> str | None:
     return None
 
 
+def expand(model: Model[Any, Any], state: Any, fp_of: Callable[[Any], int]) -> list[tuple[int, Any, int]]:
+    """Every enabled successor of ``state``: (index of the action in ``actions(state)``, the successor,
+    its fingerprint). Empty when nothing is enabled (a deadlock unless the state is terminal)."""
+    out = []
+    for i, action in enumerate(model.actions(state)):
+        nxt = model.next_state(state, action)
+        if nxt is not None:
+            out.append((i, nxt, fp_of(nxt)))
+    return out
+
+
 def bfs(
     model: Model[Any, Any],
     *,
@@ -102,14 +113,9 @@ def bfs(
             if max_depth is not None and depth >= max_depth:
                 depth_limited = True
                 continue
-            any_enabled = False
-            for k, action in enumerate(model.actions(state)):
-                nxt = model.next_state(state, action)
-                if nxt is None:
-                    continue
-                any_enabled = True
-                generated += 1
-                nfp = fp_of(nxt)
+            succ = expand(model, state, fp_of)
+            generated += len(succ)
+            for k, nxt, nfp in succ:
                 if not add(nfp):
                     continue
                 record(nfp, fp, k)
@@ -121,7 +127,7 @@ def bfs(
                 if max_states is not None and len(visited) >= max_states:
                     return Result(Verdict.INCOMPLETE, stats(), None, depth_limited, max_depth, max_states)
                 queue.append((nxt, nfp, depth + 1))
-            if not any_enabled and check_deadlock and not model.is_terminal(state):
+            if not succ and check_deadlock and not model.is_terminal(state):
                 return found(DEADLOCK, fp)
             if progress is not None and len(visited) >= next_report:
                 progress(stats())

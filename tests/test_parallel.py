@@ -8,7 +8,7 @@ import pytest
 
 from checker import Verdict, bfs
 from checker.contract import Model
-from checker.examples.twophase import TwoPhase
+from checker.examples.twophase import CommitEarly, TwoPhase
 from checker.parallel import parallel_bfs
 from model.group import GroupModel
 from model.scenario import load_scenario
@@ -35,15 +35,8 @@ def test_twophase_counts_with_workers(workers: int) -> None:
     _same(bfs(TwoPhase(5)), parallel_bfs(TwoPhase(5), workers=workers))
 
 
-class _CommitEarly(TwoPhase):
-    def actions(self, s: int):  # type: ignore[no-untyped-def]
-        yield from super().actions(s)
-        if self.tm_state(s) == 0 and s & self.all_prepared != self.all_prepared:
-            yield ("TMCommit", -1)
-
-
 def test_violation_shortest_and_replayed() -> None:
-    model = _CommitEarly(4)
+    model = CommitEarly(4)
     a, b = bfs(model), parallel_bfs(model, workers=2)
     _same(a, b)
     assert b.counterexample is not None and not model.consistent(b.counterexample.final_state)

@@ -6,7 +6,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from checker import Verdict, bfs
-from checker.examples.twophase import TwoPhase
+from checker.examples.twophase import CommitEarly, TwoPhase
 from checker.store import FingerprintSet, ParentLog
 
 
@@ -49,17 +49,8 @@ def test_twophase_counts_match_tlc() -> None:
     assert r.stats.bytes_per_state <= 16
 
 
-class _CommitEarly(TwoPhase):
-    """A broken TM that may commit before every RM has prepared."""
-
-    def actions(self, s: int):  # type: ignore[no-untyped-def]
-        yield from super().actions(s)
-        if self.tm_state(s) == 0 and s & self.all_prepared != self.all_prepared:
-            yield ("TMCommit", -1)
-
-
 def test_twophase_invariant_catches_a_broken_tm_and_the_trace_replays() -> None:
-    model = _CommitEarly(3)
+    model = CommitEarly(3)
     r = bfs(model)
     assert r.verdict == Verdict.VIOLATED and r.counterexample is not None
     cex = r.counterexample

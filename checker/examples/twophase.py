@@ -145,3 +145,13 @@ class TwoPhase(Model[int, tuple[str, int]]):
     def actor(self, action: tuple[str, int]) -> str:
         name, r = action
         return "TM" if name.startswith("TM") else f"RM{r}"
+
+
+class CommitEarly(TwoPhase):
+    """A broken TM that may also commit before every RM has prepared: ``TCConsistent`` fails (an RM that
+    chose to abort, then Commit received by another). For showing that the checker finds the bug."""
+
+    def actions(self, s: int) -> Iterator[tuple[str, int]]:
+        yield from super().actions(s)
+        if self.tm_state(s) == TM_INIT and s & self.all_prepared != self.all_prepared:
+            yield ("TMCommit", -1)
