@@ -14,34 +14,45 @@ from model.state import Broker, Consumer, Link, Log, Msg, World
 
 
 def _ids(w: World) -> set[int]:
-    ids: set[int] = set()
+    """Every member id the world holds (plain loops and C-level updates: this runs on every successor)."""
+    ids: set[int | None] = set()
+    add, update = ids.add, ids.update
     for c in w.consumers:
-        if c.member_id is not None:
-            ids.add(c.member_id)
-    for br in (*w.brokers, w.log):
-        ids.update(m for m, _ in br.members)
-        ids.update(o for o in br.ownership if o is not None)
+        add(c.member_id)
+        update(c.to_assign)
+        for m, _, _ in c.claims:
+            add(m)
+    log = w.log
+    for m, _ in log.members:
+        add(m)
+    update(log.ownership)
+    add(log.leader_member)
     for br in w.brokers:
-        ids.update(m for _, m in (*br.joined, *br.late) if m is not None)
+        for m, _ in br.members:
+            add(m)
+        update(br.ownership)
+        for _, m in br.joined:
+            add(m)
+        for _, m in br.late:
+            add(m)
         if br.expired is not None:
-            ids.add(br.expired[0])
-        ids.update(m for m, _ in br.dead)
-        ids.update(m for _, m in br.syncs)
-        if br.leader_member is not None:
-            ids.add(br.leader_member)
-    if w.log.leader_member is not None:
-        ids.add(w.log.leader_member)
-    for c in w.consumers:
-        ids.update(c.to_assign)
-        ids.update(m for m, _, _ in c.claims)
+            add(br.expired[0])
+        for m, _ in br.dead:
+            add(m)
+        for _, m in br.syncs:
+            add(m)
+        add(br.leader_member)
     for ln in w.links:
-        for msg in (*ln.to_broker, *ln.to_consumer):
-            if msg.member_id is not None:
-                ids.add(msg.member_id)
-            ids.update(msg.members)
-            ids.update(m for m, _, _ in msg.claims if m != -1)
-            ids.update(o for o in msg.ownership if o is not None)
-    return ids
+        if ln.to_broker or ln.to_consumer:
+            for msg in (*ln.to_broker, *ln.to_consumer):
+                add(msg.member_id)
+                update(msg.members)
+                update(msg.ownership)
+                for m, _, _ in msg.claims:
+                    add(m)
+    ids.discard(None)
+    ids.discard(-1)  # a JoinGroup claim sent before the member had an id
+    return ids  # type: ignore[return-value]
 
 
 def canonical_member_ids(w: World) -> World:
