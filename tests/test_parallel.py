@@ -87,3 +87,14 @@ def test_cli_workers_flag(tmp_path: Path) -> None:
     assert main(["check", str(spec), "--workers", "2", "--out", str(tmp_path)]) == 0
     trace = tmp_path / load_scenario(spec).name / "trace.json"
     assert main(["replay", str(trace)]) == 0
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize(
+    "path", sorted((ROOT / "specs").rglob("*.toml")), ids=lambda p: str(p.relative_to(ROOT / "specs"))
+)
+def test_whole_catalogue_same_verdict_with_workers(path: Path) -> None:
+    """Slow (the catalogue twice): every bundled scenario, one process against two."""
+    sc = load_scenario(path)
+    kw = {"properties": sc.properties, "check_deadlock": sc.check_deadlock, "max_states": sc.max_states}
+    _same(bfs(GroupModel(sc.config), **kw), parallel_bfs(GroupModel(sc.config), workers=2, **kw))
