@@ -28,7 +28,7 @@ from checker.contract import Model
 from checker.errors import ModelError
 from checker.fingerprint import validate_canonical
 from checker.result import Result, Stats, Verdict
-from checker.search import DEADLOCK, _first_violation, _invariants, expand, replay
+from checker.search import DEADLOCK, _first_violation, _invariants, expand, rebuild
 from checker.store import FingerprintSet, LinkFiles, ParentLog
 
 
@@ -182,16 +182,8 @@ def parallel_bfs(
         verdict = Verdict.INCOMPLETE if capped else Verdict.HOLDS
         return Result(verdict, stats, None, limited, max_depth, max_states)
     _, fp, prop = violations[0]
-    root, path = links.path_to(fp)
-    links.close()
-    state = inits[root]
-    init = state
-    actions: list[Any] = []
-    for _, i in path:
-        action = next(a for j, a in enumerate(model.actions(state)) if j == i)
-        actions.append(action)
-        nxt = model.next_state(state, action)
-        assert nxt is not None
-        state = nxt
-    cex = replay(model, init, actions, prop, expected_fingerprints=[f for f, _ in path])
+    try:
+        cex = rebuild(model, links, inits, fp, prop)
+    finally:
+        links.close()
     return Result(Verdict.VIOLATED, stats, cex, limited, max_depth, max_states)

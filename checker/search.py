@@ -18,7 +18,7 @@ from checker.contract import Model, Property
 from checker.errors import ModelError, NondeterminismError
 from checker.fingerprint import validate_canonical
 from checker.result import Counterexample, Result, Stats, Step, Verdict
-from checker.store import FingerprintSet, ParentLog
+from checker.store import FingerprintSet, ParentLinks, ParentLog
 
 DEADLOCK = "deadlock"
 
@@ -89,7 +89,7 @@ def bfs(
         return Stats(len(visited), generated, deepest, time.perf_counter() - start, visited.nbytes)
 
     def found(prop: str, fp: int) -> Result:
-        cex = _rebuild(model, parents, inits, fp, prop)
+        cex = rebuild(model, parents, inits, fp, prop)
         return Result(Verdict.VIOLATED, stats(), cex, depth_limited, max_depth, max_states)
 
     try:
@@ -137,14 +137,15 @@ def bfs(
         parents.close()
 
 
-def _rebuild(
+def rebuild(
     model: Model[Any, Any],
-    parents: ParentLog,
+    parents: ParentLinks,
     inits: dict[int, Any],
     fp: int,
     prop: str,
 ) -> Counterexample:
-    """Walk the parent links back to an initial state, then replay the recorded action indices."""
+    """Walk the parent links (of one search or several workers) back to an initial state, then replay the
+    recorded action indices."""
     root, path = parents.path_to(fp)
     state = inits[root]
     init = state

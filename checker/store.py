@@ -16,7 +16,7 @@ from __future__ import annotations
 import os
 import tempfile
 from array import array
-from typing import BinaryIO
+from typing import BinaryIO, Protocol
 
 import numpy as np
 
@@ -125,6 +125,10 @@ class FingerprintSet:
         self._cap = cap
         self._table = array("Q", new.tobytes())
         self._limit = int(cap * _LOAD)
+
+
+class ParentLinks(Protocol):
+    def path_to(self, fp: int) -> tuple[int, list[tuple[int, int]]]: ...
 
 
 class ParentLog:

@@ -182,10 +182,12 @@ def fetch(cfg: Config, w: World, c: int) -> World | None:
     if cons is None or not cons.fetching:
         return None
     limit = cfg.records_per_partition
-    positions = tuple(
-        p + 1 if p < limit and s not in cons.revoking else p
-        for s, p in zip(cons.assignment, cons.positions, strict=True)
-    )
+    revoking = cons.revoking  # (cooperative) partitions being given up are no longer fetched
+    if revoking:
+        held = zip(cons.assignment, cons.positions, strict=True)
+        positions = tuple(p + 1 if p < limit and s not in revoking else p for s, p in held)
+    else:
+        positions = tuple(p + 1 if p < limit else p for p in cons.positions)
     if positions == cons.positions:
         return None
     return _with(w, c, replace(cons, positions=positions, dirty=True))

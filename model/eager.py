@@ -104,12 +104,12 @@ def handle(cfg: Config, w: World, b: int, c: int) -> World | None:
         err = {"Heartbeat": OK, "SyncGroup": REBALANCE_IN_PROGRESS}.get(kind, STARTUP_NOT_COMPLETE)
         return classic.reply(cfg, w, b, br, c, links, Msg(kind + "Response", error=err))
     if cfg.protocol == "static":
-        if _fenced(cfg, br, c, msg.member_id):
+        entry = _static_member(cfg, br, c)
+        if entry is not None and msg.member_id is not None and entry[0] != msg.member_id:
             # KIP-345: the instance id belongs to another member id now (checked before anything else)
             if kind == "LeaveGroup":
                 return replace(w, links=links)
             return classic.reply(cfg, w, b, br, c, links, Msg(kind + "Response", error=FENCED_INSTANCE_ID))
-        entry = _static_member(cfg, br, c)
         if kind == "JoinGroup" and msg.member_id is None and entry is not None:
             return _replace_static(cfg, w, b, br, c, entry, links)
         if kind == "JoinGroup" and msg.member_id is None:
@@ -117,8 +117,7 @@ def handle(cfg: Config, w: World, b: int, c: int) -> World | None:
             # once): a second process joining with it replaces the first, whose held join is fenced
             i = cfg.instance_of(c)
             rivals = tuple(e for e in br.joined if e[0] != c and cfg.instance_of(e[0]) == i)
-            for c2, _ in rivals:
-                links = to_consumer(cfg, links, c2, b, Msg("JoinGroupResponse", error=FENCED_INSTANCE_ID))
+            links = _fence_held(cfg, links, b, rivals, "JoinGroupResponse")
             br = replace(br, joined=tuple(e for e in br.joined if e not in rivals))
     if kind == "Heartbeat":
         err = _heartbeat_error(cfg, br, msg)
@@ -143,10 +142,13 @@ def _static_member(cfg: Config, br: Broker, c: int) -> tuple[int, int] | None:
     return next((e for e in br.members if cfg.instance_of(e[1]) == i), None)
 
 
-def _fenced(cfg: Config, br: Broker, c: int, mid: int | None) -> bool:
-    """A request from ``c`` with member id ``mid`` while its instance id is held by another member id."""
-    entry = _static_member(cfg, br, c)
-    return mid is not None and entry is not None and entry[0] != mid
+def _fence_held(
+    cfg: Config, links: tuple[Link, ...], b: int, held: tuple[tuple[int, int | None], ...], kind: str
+) -> tuple[Link, ...]:
+    """Answer each held (consumer, member id) request ``kind`` FENCED_INSTANCE_ID."""
+    for c, _ in held:
+        links = to_consumer(cfg, links, c, b, Msg(kind, error=FENCED_INSTANCE_ID))
+    return links
 
 
 def _replace_static(
@@ -163,13 +165,12 @@ def _replace_static(
     w0, links0 = w, links
     w, ((_, new),) = classic.give_member_ids(replace(w, links=links), ((c, None),))
     w = replace(w, hist=replace(w.hist, replaced=tuple(sorted((*w.hist.replaced, (old, new))))))
-    links = w.links
-    for c2, m in br.joined:
-        if m == old and c2 != c:
-            links = to_consumer(cfg, links, c2, b, Msg("JoinGroupResponse", error=FENCED_INSTANCE_ID))
-    for c2, m in br.syncs:
-        if m == old and c2 != c:
-            links = to_consumer(cfg, links, c2, b, Msg("SyncGroupResponse", error=FENCED_INSTANCE_ID))
+    links = _fence_held(
+        cfg, w.links, b, tuple(e for e in br.joined if e[1] == old and e[0] != c), "JoinGroupResponse"
+    )
+    links = _fence_held(
+        cfg, links, b, tuple(e for e in br.syncs if e[1] == old and e[0] != c), "SyncGroupResponse"
+    )
     br = replace(
         br,
         members=tuple(sorted((*(e for e in br.members if e[0] != old), (new, c)))),

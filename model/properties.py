@@ -48,7 +48,7 @@ def exclusive_fetch(w: World) -> bool:
     """No partition is being fetched by two live consumers at once (a paused fetcher still counts; a
     partition a cooperative member is revoking is no longer fetched)."""
     return not _overlap(
-        tuple(s for s in c.assignment if s not in c.revoking)
+        tuple(s for s in c.assignment if s not in c.revoking) if c.revoking else c.assignment
         for c in w.consumers
         if c.status not in GONE and c.fetching
     )

@@ -60,8 +60,10 @@ def canonical_member_ids(w: World) -> World:
     k = len(ids)
     # an id that nothing holds any more can never come back (ids are never reused): history forgets it
     hist = w.hist
-    fenced_ok = all(m in ids for m in hist.fenced) and all(o in ids and n in ids for o, n in hist.replaced)
-    if w.hist.next_member_id == k + 1 and (not ids or max(ids) == k) and fenced_ok:
+    fenced_ok = not (hist.fenced or hist.replaced) or (
+        all(m in ids for m in hist.fenced) and all(o in ids and n in ids for o, n in hist.replaced)
+    )
+    if hist.next_member_id == k + 1 and (not ids or max(ids) == k) and fenced_ok:
         return w  # already canonical: ids are exactly 1..k
     ren = {old: new for new, old in enumerate(sorted(ids), start=1)}
 
