@@ -1,6 +1,6 @@
 """Throughput of the in-process engine on the bundled catalogue: prints a table and one summary line.
 
-    python benchmarks/catalogue.py [specs/]
+    python benchmarks/catalogue.py [specs/] [--no-symmetry]
 
 The last line is machine-readable: distinct=<n> generated=<n> depth=<n> seconds=<s> peak_rss_mb=<m>.
 """
@@ -17,13 +17,15 @@ from model.scenario import load_scenario
 
 
 def main(argv: list[str]) -> int:
+    symmetry = "--no-symmetry" not in argv
+    argv = [a for a in argv if a != "--no-symmetry"]
     root = Path(argv[1] if len(argv) > 1 else "specs")
     files = sorted(root.rglob("*.toml")) if root.is_dir() else [root]
     total_d = total_g = deepest = 0
     start = time.perf_counter()
     print(f"{'scenario':<42} {'distinct':>9} {'generated':>10} {'depth':>5} {'seconds':>8} {'states/s':>9}")
     for f in files:
-        o = check_scenario(load_scenario(f))
+        o = check_scenario(load_scenario(f), symmetry=symmetry)
         st = o.result.stats
         total_d += st.distinct_states
         total_g += st.states_generated

@@ -1,6 +1,6 @@
 """The Kafka reference scenario (issue 4) on the in-process engine.
 
-    python benchmarks/kafka_reference.py [--max-states N]
+    python benchmarks/kafka_reference.py [--max-states N] [--workers N] [--no-symmetry]
 
 ``benchmarks/kafka-reference.toml``: the classic design, 3 consumers, 2 brokers, one topic of 3
 partitions, one failover, one GC pause, one network partition, every switch on. Without symmetry and
@@ -31,6 +31,7 @@ def main(argv: list[str]) -> int:
     parser.add_argument(
         "--max-states", type=int, default=200_000, help="stop after N distinct states (0: none)"
     )
+    parser.add_argument("--no-symmetry", action="store_true", help="count every state (no consumer symmetry)")
     args = parser.parse_args(argv)
     if args.max_states < 0:
         parser.error("--max-states must be >= 0")
@@ -41,6 +42,7 @@ def main(argv: list[str]) -> int:
         "properties": sc.properties,
         "max_states": args.max_states or None,
         "check_deadlock": sc.check_deadlock,
+        "symmetry": not args.no_symmetry,
     }
     model = GroupModel(sc.config)
     result = bfs(model, **kw) if args.workers == 1 else parallel_bfs(model, workers=args.workers, **kw)
@@ -48,8 +50,8 @@ def main(argv: list[str]) -> int:
     rss_mb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
     worker_mb = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024
     print(
-        f"{sc.name}, {args.workers} worker(s): {result.verdict}"
-        + (f" {result.property}" if result.property else "")
+        f"{sc.name}, {args.workers} worker(s), {'no reduction' if args.no_symmetry else 'symmetry'}: "
+        f"{result.verdict}" + (f" {result.property}" if result.property else "")
     )
     print(f"within: {sc.bounds()}" + (f"; stopped at {args.max_states:,} states" if args.max_states else ""))
     print(

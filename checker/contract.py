@@ -16,6 +16,10 @@ Hooks for later engines, with neutral defaults today:
 
 * ``actor(action)`` names who takes an action (partial-order reduction groups actions by actor);
 * ``fingerprint(state)`` may be overridden by a model with a faster canonical encoding;
+* ``symmetric_fingerprint(state)`` is the fingerprint of the state's class under the model's symmetries
+  (e.g. interchangeable processes): two states get the same one exactly when a renaming the model's rules
+  do not notice maps one onto the other. The engine's symmetry reduction (on unless ``symmetry=False``)
+  keeps one state per class. The default is ``fingerprint``: no symmetry;
 * ``is_terminal(state)`` marks states where stopping is fine (no deadlock is reported there).
 """
 
@@ -72,6 +76,9 @@ class Model(Generic[S, A]):
 
     def fingerprint(self, state: S) -> int:
         return _fingerprint(state)
+
+    def symmetric_fingerprint(self, state: S) -> int:
+        return self.fingerprint(state)
 
     def actor(self, action: A) -> Hashable:
         return None

@@ -28,7 +28,7 @@ from checker.contract import Model
 from checker.errors import ModelError
 from checker.fingerprint import validate_canonical
 from checker.result import Result, Stats, Verdict
-from checker.search import DEADLOCK, _first_violation, _invariants, expand, rebuild
+from checker.search import DEADLOCK, _first_violation, _invariants, expand, fingerprint_fn, rebuild
 from checker.store import FingerprintSet, LinkFiles, ParentLog
 
 
@@ -50,6 +50,7 @@ def _worker(
     n: int,
     model: Model[Any, Any],
     props: list[str] | None,
+    symmetry: bool,
     check_deadlock: bool,
     max_depth: int | None,
     control: Connection,
@@ -57,7 +58,7 @@ def _worker(
     ins: list[Any],
 ) -> None:
     invariants = _invariants(model, props)
-    fp_of = model.fingerprint
+    fp_of = fingerprint_fn(model, symmetry)
     visited = FingerprintSet()
     parents = ParentLog()
     frontier: list[tuple[Any, int]] = []
@@ -119,6 +120,7 @@ def parallel_bfs(
     model: Model[Any, Any],
     *,
     workers: int = 2,
+    symmetry: bool = True,
     properties: Sequence[str] | None = None,
     max_depth: int | None = None,
     max_states: int | None = None,
@@ -129,7 +131,8 @@ def parallel_bfs(
     if workers < 1:
         raise ModelError(f"workers must be at least 1, got {workers}")
     _invariants(model, properties)  # unknown property names fail here, in the caller's process
-    inits = {model.fingerprint(s): s for s in model.init_states()}
+    fp_of = fingerprint_fn(model, symmetry)
+    inits = {fp_of(s): s for s in model.init_states()}
     for s in inits.values():
         validate_canonical(s, "initial state")
     start = time.perf_counter()
@@ -141,7 +144,7 @@ def parallel_bfs(
     for k in range(workers):
         outs = [pipes[k][j][0] if j != k else None for j in range(workers)]  # type: ignore[index]
         ins = [pipes[j][k][1] if j != k else None for j in range(workers)]  # type: ignore[index]
-        args = (k, workers, model, props, check_deadlock, max_depth, controls[k][1], outs, ins)
+        args = (k, workers, model, props, symmetry, check_deadlock, max_depth, controls[k][1], outs, ins)
         procs.append(ctx.Process(target=_worker, args=args, daemon=True))
     for p in procs:
         p.start()
@@ -183,7 +186,7 @@ def parallel_bfs(
         return Result(verdict, stats, None, limited, max_depth, max_states)
     _, fp, prop = violations[0]
     try:
-        cex = rebuild(model, links, inits, fp, prop)
+        cex = rebuild(model, links, inits, fp, prop, fp_of)
     finally:
         links.close()
     return Result(Verdict.VIOLATED, stats, cex, limited, max_depth, max_states)

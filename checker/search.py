@@ -58,9 +58,16 @@ def expand(model: Model[Any, Any], state: Any, fp_of: Callable[[Any], int]) -> l
     return out
 
 
+def fingerprint_fn(model: Model[Any, Any], symmetry: bool) -> Callable[[Any], int]:
+    """How the search tells states apart: by the model's symmetric fingerprint when symmetry reduction
+    is on (one state per class of states the model's symmetries map onto each other), else exactly."""
+    return model.symmetric_fingerprint if symmetry else model.fingerprint
+
+
 def bfs(
     model: Model[Any, Any],
     *,
+    symmetry: bool = True,
     properties: Sequence[str] | None = None,
     max_depth: int | None = None,
     max_states: int | None = None,
@@ -72,10 +79,13 @@ def bfs(
 
     ``properties`` restricts the invariants checked (default: every ``always`` property of the model).
     ``max_depth`` bounds the number of steps from an initial state; ``max_states`` bounds the number of
-    distinct states (reaching it gives :attr:`Verdict.INCOMPLETE`, never ``HOLDS``).
+    distinct states (reaching it gives :attr:`Verdict.INCOMPLETE`, never ``HOLDS``). ``symmetry``
+    stores one state per symmetry class (:meth:`~checker.contract.Model.symmetric_fingerprint`): the
+    verdict is the same when the properties cannot tell symmetric states apart, and the states and the
+    counterexample are real ones (a class is represented by the first member found).
     """
     invariants = _invariants(model, properties)
-    fp_of = model.fingerprint
+    fp_of = fingerprint_fn(model, symmetry)
     start = time.perf_counter()
     visited = FingerprintSet()  # 8 bytes a slot (checker.store)
     parents = ParentLog()  # (state, parent, action index) on disk, for counterexamples
@@ -89,7 +99,7 @@ def bfs(
         return Stats(len(visited), generated, deepest, time.perf_counter() - start, visited.nbytes)
 
     def found(prop: str, fp: int) -> Result:
-        cex = rebuild(model, parents, inits, fp, prop)
+        cex = rebuild(model, parents, inits, fp, prop, fp_of)
         return Result(Verdict.VIOLATED, stats(), cex, depth_limited, max_depth, max_states)
 
     try:
@@ -143,9 +153,10 @@ def rebuild(
     inits: dict[int, Any],
     fp: int,
     prop: str,
+    fp_of: Callable[[Any], int],
 ) -> Counterexample:
     """Walk the parent links (of one search or several workers) back to an initial state, then replay the
-    recorded action indices."""
+    recorded action indices (``fp_of``: the fingerprints the search recorded)."""
     root, path = parents.path_to(fp)
     state = inits[root]
     init = state
@@ -157,7 +168,7 @@ def rebuild(
             raise NondeterminismError(f"step {i + 1}: the recorded action is not enabled on replay")
         actions.append(action)
         state = nxt
-    return replay(model, init, actions, prop, expected_fingerprints=[f for f, _ in path])
+    return replay(model, init, actions, prop, expected_fingerprints=[f for f, _ in path], fp_of=fp_of)
 
 
 def replay(
@@ -166,19 +177,22 @@ def replay(
     actions: Sequence[Any],
     prop: str,
     expected_fingerprints: Sequence[int] | None = None,
+    fp_of: Callable[[Any], int] | None = None,
 ) -> Counterexample:
     """Apply ``actions`` to ``init_state`` through ``next_state`` and return the path.
 
     Raises :class:`NondeterminismError` if an action is not enabled where it was recorded, or (when
-    ``expected_fingerprints`` is given) if a state differs from the one recorded during the search.
+    ``expected_fingerprints`` is given) if a state differs from the one recorded during the search
+    (compared by ``fp_of``, by default the model's exact fingerprint).
     """
+    fp_of = model.fingerprint if fp_of is None else fp_of
     state = init_state
     steps: list[Step] = []
     for i, action in enumerate(actions):
         nxt = model.next_state(state, action)
         if nxt is None:
             raise NondeterminismError(f"step {i + 1}: action {action!r} is not enabled on replay")
-        if expected_fingerprints is not None and model.fingerprint(nxt) != expected_fingerprints[i]:
+        if expected_fingerprints is not None and fp_of(nxt) != expected_fingerprints[i]:
             raise NondeterminismError(
                 f"step {i + 1}: replaying {action!r} gave a different state than the search saw; "
                 "your model is nondeterministic (next_state must be a pure function)"

@@ -98,6 +98,7 @@ def cmd_check(args: argparse.Namespace) -> int:
                 max_depth=args.max_depth,
                 progress=hook,
                 workers=args.workers,
+                symmetry=not args.no_symmetry,
             )
         finally:
             stop()
@@ -198,6 +199,11 @@ def build_parser() -> argparse.ArgumentParser:
         "--workers", type=_positive, default=1, metavar="N", help="explore with N processes (default 1)"
     )
     p.add_argument("--max-depth", type=_positive, metavar="N", help="override the scenarios' depth bound")
+    p.add_argument(
+        "--no-symmetry",
+        action="store_true",
+        help="count every state, not one per class of states that differ only by which consumer is which",
+    )
     p.set_defaults(func=cmd_check)
     p = sub.add_parser("replay", help="re-run a trace.json through the model")
     p.add_argument("trace", metavar="TRACE.json")

@@ -67,10 +67,13 @@ def check_scenario(
     max_depth: int | None = None,
     progress: Callable[[Stats], None] | None = None,
     workers: int = 1,
+    symmetry: bool = True,
 ) -> CheckOutcome:
     """Explore a scenario exhaustively (within its bounds) and, on a violation, write the trace bundle
     under ``out_dir/<name>/``. Command-line bounds override the scenario's. ``workers > 1`` runs the
-    multi-process search (same counts and verdict; a counterexample of the same length)."""
+    multi-process search (same counts and verdict; a counterexample of the same length). ``symmetry``
+    keeps one state per class of states that differ only by which consumer is which (the verdict is the
+    same; the state count is that of the classes)."""
     sc = scenario if isinstance(scenario, Scenario) else load_scenario(scenario)
     model = GroupModel(sc.config)
     bounds = {
@@ -78,6 +81,7 @@ def check_scenario(
         "max_depth": max_depth if max_depth is not None else sc.max_depth,
         "max_states": max_states if max_states is not None else sc.max_states,
         "check_deadlock": sc.check_deadlock,
+        "symmetry": symmetry,
     }
     if workers > 1:
         result = parallel_bfs(model, workers=workers, **bounds)

@@ -225,14 +225,14 @@ def _join(cfg: Config, w: World, b: int, br: Broker, c: int, msg: Msg, links: tu
     late = tuple(e for e in br.late if e[0] != c)
     if br.role == REBALANCING and not br.answered:
         # slow consumer step 5: no JoinGroup response has gone out yet: include it in this generation
-        br = replace(br, joined=tuple(sorted((*joined, entry), key=_entry_key)), late=late)
+        br = replace(br, joined=tuple(sorted((*joined, entry), key=entry_key)), late=late)
         w, br = _assign(cfg, replace(w, links=links), br)
         return schedule_write(cfg, w, b, br)
     if br.role == REBALANCING:
         # slow consumer step 6: responses already went out: it waits for the round that follows
-        br = replace(br, late=tuple(sorted((*late, entry), key=_entry_key)))
+        br = replace(br, late=tuple(sorted((*late, entry), key=entry_key)))
     else:
-        br = replace(br, joined=tuple(sorted((*joined, entry), key=_entry_key)), late=late)
+        br = replace(br, joined=tuple(sorted((*joined, entry), key=entry_key)), late=late)
         if br.role == PREPARE:
             br = replace(br, phase=3)
         else:
@@ -240,8 +240,12 @@ def _join(cfg: Config, w: World, b: int, br: Broker, c: int, msg: Msg, links: tu
     return set_broker(w, b, br, links=links)  # held: answered in phase 5
 
 
-def _entry_key(e: tuple[int, int | None]) -> int:
-    return e[0]
+def entry_key(e: tuple[int, int | None]) -> tuple[int, int]:
+    """How held JoinGroups are kept: members with an id by id, then new members in arrival order (a
+    stable sort). Never by consumer index: new ids are handed out and JoinGroups answered in this order,
+    and an order that singled out consumer slots would break the symmetry between consumers that
+    :mod:`model.symmetry` relies on."""
+    return (0, e[1]) if e[1] is not None else (1, 0)
 
 
 def _leave(w: World, b: int, br: Broker, c: int, msg: Msg, links: tuple[Link, ...]) -> World:

@@ -181,7 +181,7 @@ def _replace_static(
     )
     w = replace(w, links=links)
     if br.role == PREPARE:
-        br = replace(br, joined=tuple(sorted((*br.joined, (c, new)))), phase=3)
+        br = replace(br, joined=tuple(sorted((*br.joined, (c, new)), key=classic.entry_key)), phase=3)
         return classic.set_broker(w, b, br)
     if br.role == REBALANCING:
         br = replace(br, joined=((c, new),))
@@ -242,7 +242,7 @@ def _join(cfg: Config, w: World, b: int, br: Broker, c: int, msg: Msg, links: tu
         # at once (its SyncGroup then returns its assignment); only the leader's JoinGroup rebalances
         return replace(w, links=to_consumer(cfg, w.links, c, b, _join_response(br, mid)))
     entry = (c, mid)
-    joined = tuple(sorted((*(e for e in br.joined if e[0] != c), entry)))
+    joined = tuple(sorted((*(e for e in br.joined if e[0] != c), entry), key=classic.entry_key))
     if msg.claims:
         _, owned, gen = msg.claims[0]
         br = replace(br, claims=tuple(sorted((*(x for x in br.claims if x[0] != c), (c, owned, gen)))))

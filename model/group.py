@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
+from itertools import permutations
 
 from checker import Model, Property
 from checker.fingerprint import IdentityCache, fingerprint
@@ -38,7 +39,7 @@ from model.state import (
     Log,
     World,
 )
-from model.symmetry import canonical_member_ids
+from model.symmetry import canonical_member_ids, consumer_units, permute_consumers
 
 
 @dataclass(frozen=True, slots=True)
@@ -121,6 +122,15 @@ class GroupModel(Model[World, Act]):
         self._consumer_steps = ("FindCoordinator", "JoinGroup", "Heartbeat", "OffsetCommit", "Fetch")
         if self._eager:
             self._consumer_steps = (*self._consumer_steps, "SyncGroup")
+        instances = cfg.consumers if cfg.protocol == "static" else None
+        self._units = consumer_units(cfg.total_consumers, instances)
+        # interchangeable units: those of one size (static: instances with as many processes); singletons
+        # are left out (nothing to permute)
+        by_size: dict[int, list[int]] = {}
+        for u, unit in enumerate(self._units):
+            by_size.setdefault(len(unit), []).append(u)
+        self._unit_classes = [cls for cls in by_size.values() if len(cls) > 1]
+        self._unit_targets = [u for cls in self._unit_classes for u in cls]
 
     # -- the contract -------------------------------------------------------------------------------
     def fingerprint(self, w: World) -> int:
@@ -138,6 +148,47 @@ class GroupModel(Model[World, Act]):
                 part(w.hist),
             )
         )
+
+    def symmetric_fingerprint(self, w: World) -> int:
+        """The fingerprint of ``w`` with its consumers renamed into a canonical order (see
+        :mod:`model.symmetry`): units sorted by the fingerprints of their consumers and links, and where
+        several units tie, the smallest fingerprint over the orders of the tied ones."""
+        units, classes = self._units, self._unit_classes
+        if not classes:
+            return self.fingerprint(w)
+        part, nb, links, consumers = self._part_fp, self.cfg.brokers, w.links, w.consumers
+        # a unit's key: its member ids first (so a world whose consumers hold ids in index order, the usual
+        # case, is already canonical and costs one sort), then its consumers' and links' fingerprints
+        keys = [
+            (
+                tuple(-1 if consumers[c].member_id is None else consumers[c].member_id for c in unit),
+                tuple(x for c in unit for x in (part(consumers[c]), *map(part, links[c * nb : c * nb + nb]))),
+            )
+            for unit in units
+        ]
+        # units move only within their class (same size); targets[i] is the unit whose place order[i] takes
+        order: list[int] = []
+        ties: list[tuple[int, int]] = []
+        for cls in classes:
+            ranked = sorted(cls, key=keys.__getitem__)
+            ties += [
+                (len(order) + i, len(order) + j) for i, j in _runs([keys[u] for u in ranked]) if j - i > 1
+            ]
+            order += ranked
+        targets = self._unit_targets
+        if not ties and order == targets:
+            return self.fingerprint(w)
+        best = None
+        for candidate in _tie_orders(order, ties):
+            new_of = list(range(len(consumers)))
+            for u, target in zip(candidate, targets, strict=True):
+                for c, d in zip(units[u], units[target], strict=True):
+                    new_of[c] = d
+            fp = self.fingerprint(permute_consumers(w, nb, tuple(new_of)))
+            if best is None or fp < best:
+                best = fp
+        assert best is not None
+        return best
 
     def init_states(self) -> tuple[World, ...]:
         return (initial_world(self.cfg),)
@@ -260,6 +311,27 @@ class GroupModel(Model[World, Act]):
         if name == "AddPartition":
             return faults.add_partition(cfg, w, *args)
         return None
+
+
+def _runs(keys: list[tuple[tuple[int, ...], tuple[int, ...]]]) -> Iterator[tuple[int, int]]:
+    """The maximal runs [i, j) of equal keys in a sorted list."""
+    i = 0
+    while i < len(keys):
+        j = i + 1
+        while j < len(keys) and keys[j] == keys[i]:
+            j += 1
+        yield i, j
+        i = j
+
+
+def _tie_orders(order: list[int], ties: list[tuple[int, int]]) -> Iterator[list[int]]:
+    """``order`` with each tied run [i, j) in every one of its arrangements (all combinations)."""
+    if not ties:
+        yield order
+        return
+    (i, j), rest = ties[0], ties[1:]
+    for arrangement in permutations(order[i:j]):
+        yield from _tie_orders([*order[:i], *arrangement, *order[j:]], rest)
 
 
 # how each action's arguments are read: c = consumer, b = broker, m = member id, t = topic

@@ -141,3 +141,70 @@ def canonical_member_ids(w: World) -> World:
             replaced=tuple(sorted((ren[o], ren[n]) for o, n in hist.replaced if o in ids and n in ids)),
         ),
     )
+
+
+# -- consumer symmetry ------------------------------------------------------------------------------
+#
+# Consumer processes are interchangeable: no rule of the model singles out a consumer by its index (held
+# JoinGroups are kept by member id and arrival order, new ids are handed out and JoinGroups answered in
+# that order, every fault may hit any consumer). So renaming consumers by a permutation maps every run to
+# a run, and states that differ only by such a renaming have the same future up to the renaming: the
+# search may keep one of them. Static membership ties processes to instance ids (process ``c`` has
+# instance ``c % consumers``): there whole instances are permuted, with all their processes at once.
+
+
+def consumer_units(n_total: int, n_instances: int | None) -> tuple[tuple[int, ...], ...]:
+    """The blocks of consumer indices that move together: single consumers, or (static membership)
+    every process of one instance id."""
+    if n_instances is None or n_instances == 0:
+        return tuple((c,) for c in range(n_total))
+    return tuple(tuple(range(i, n_total, n_instances)) for i in range(n_instances))
+
+
+def permute_consumers(w: World, brokers: int, new_of: tuple[int, ...]) -> World:
+    """``w`` with consumer ``c`` renamed ``new_of[c]``: consumers, links and every consumer index held by
+    brokers, the log and the history. Tuples the model keeps sorted by consumer are sorted again; those
+    kept in another order (by member id, by arrival, by answer) keep theirs."""
+    n = len(new_of)
+    old_of = [0] * n
+    for c, d in enumerate(new_of):
+        old_of[d] = c
+
+    def members(ms: tuple[tuple[int, int], ...]) -> tuple[tuple[int, int], ...]:
+        return tuple((m, new_of[c]) for m, c in ms)
+
+    def entries(es: tuple[tuple[int, int | None], ...]) -> tuple[tuple[int, int | None], ...]:
+        return tuple((new_of[c], m) for c, m in es)
+
+    def broker(b: Broker) -> Broker:
+        if not (b.members or b.joined or b.late or b.answered or b.expired or b.dead or b.syncs or b.claims):
+            return b
+        return replace(
+            b,
+            members=members(b.members),
+            joined=entries(b.joined),
+            late=entries(b.late),
+            answered=tuple(new_of[c] for c in b.answered),
+            expired=None if b.expired is None else (b.expired[0], new_of[b.expired[1]]),
+            dead=members(b.dead),
+            syncs=tuple(sorted((new_of[c], m) for c, m in b.syncs)),
+            claims=tuple(sorted((new_of[c], o, g) for c, o, g in b.claims)),
+        )
+
+    hist = w.hist
+    if hist.stale_commit is not None or hist.duplicate is not None:
+        sc, dup = hist.stale_commit, hist.duplicate
+        hist = replace(
+            hist,
+            stale_commit=None if sc is None else (new_of[sc[0]], *sc[1:]),
+            duplicate=None if dup is None else (new_of[dup[0]], *dup[1:]),
+        )
+    links = w.links
+    return replace(
+        w,
+        consumers=tuple(w.consumers[old_of[d]] for d in range(n)),
+        brokers=tuple(broker(b) for b in w.brokers),
+        log=replace(w.log, members=members(w.log.members)) if w.log.members else w.log,
+        links=tuple(links[old_of[d] * brokers + b] for d in range(n) for b in range(brokers)),
+        hist=hist,
+    )

@@ -30,9 +30,10 @@ def _same(a, b) -> None:  # type: ignore[no-untyped-def]
         assert len(b.counterexample.steps) == len(a.counterexample.steps)
 
 
+@pytest.mark.parametrize("symmetry", [False, True])
 @pytest.mark.parametrize("workers", [1, 2, 3])
-def test_twophase_counts_with_workers(workers: int) -> None:
-    _same(bfs(TwoPhase(5)), parallel_bfs(TwoPhase(5), workers=workers))
+def test_twophase_counts_with_workers(workers: int, symmetry: bool) -> None:
+    _same(bfs(TwoPhase(5), symmetry=symmetry), parallel_bfs(TwoPhase(5), workers=workers, symmetry=symmetry))
 
 
 def test_violation_shortest_and_replayed() -> None:

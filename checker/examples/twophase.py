@@ -142,6 +142,20 @@ class TwoPhase(Model[int, tuple[str, int]]):
     # the fingerprint of a packed state: a bijective mix of the int (no repr, no hashing library)
     fingerprint = staticmethod(mix64)
 
+    def symmetric_fingerprint(self, s: int) -> int:
+        """RMs are interchangeable (no action or invariant names one): a state's class is the multiset of
+        per-RM triples (RM state, in tmPrepared, Prepared message sent) plus the TM's state and the
+        Commit/Abort messages. The canonical member packs the triples in sorted order."""
+        lay, rm = self.lay, self.rm
+        prep, msgs = s >> lay.prepared_shift, s >> lay.msg_shift
+        triples = sorted((s >> 2 * r) & 3 | (prep >> r & 1) << 2 | (msgs >> r & 1) << 3 for r in range(rm))
+        canon = s & (3 << lay.tm_shift | lay.commit_bit | lay.abort_bit)
+        for r, t in enumerate(triples):
+            canon |= (
+                (t & 3) << 2 * r | (t >> 2 & 1) << (lay.prepared_shift + r) | (t >> 3) << (lay.msg_shift + r)
+            )
+        return mix64(canon)
+
     def actor(self, action: tuple[str, int]) -> str:
         name, r = action
         return "TM" if name.startswith("TM") else f"RM{r}"
