@@ -20,6 +20,7 @@ class Stats:
     max_depth: int
     seconds: float
     visited_bytes: int = 0  # memory of the visited store (fingerprint table) at the end
+    queue_spilled: int = 0  # states the queue moved to disk past its memory limit
 
     @property
     def bytes_per_state(self) -> float:

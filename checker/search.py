@@ -10,7 +10,6 @@ initial state and replaying the actions through ``next_state``.
 from __future__ import annotations
 
 import time
-from collections import deque
 from collections.abc import Callable, Iterable, Sequence
 from typing import Any
 
@@ -18,9 +17,12 @@ from checker.contract import Model, Property
 from checker.errors import ModelError, NondeterminismError
 from checker.fingerprint import validate_canonical
 from checker.result import Counterexample, Result, Stats, Step, Verdict
-from checker.store import FingerprintSet, ParentLinks, ParentLog
+from checker.store import FingerprintSet, ParentLinks, ParentLog, SpillQueue
 
 DEADLOCK = "deadlock"
+# states kept in memory awaiting expansion before newer ones go to disk (a state of the Kafka model takes
+# a few hundred bytes to a few KiB beyond what it shares with its parent)
+QUEUE_MEMORY_LIMIT = 1_000_000
 
 ProgressHook = Callable[[Stats], None]
 
@@ -74,6 +76,7 @@ def bfs(
     check_deadlock: bool = True,
     progress: ProgressHook | None = None,
     progress_every: int = 20_000,
+    queue_memory_limit: int | None = QUEUE_MEMORY_LIMIT,
 ) -> Result:
     """Explore every state reachable from ``model.init_states()`` breadth-first.
 
@@ -82,7 +85,8 @@ def bfs(
     distinct states (reaching it gives :attr:`Verdict.INCOMPLETE`, never ``HOLDS``). ``symmetry``
     stores one state per symmetry class (:meth:`~checker.contract.Model.symmetric_fingerprint`): the
     verdict is the same when the properties cannot tell symmetric states apart, and the states and the
-    counterexample are real ones (a class is represented by the first member found).
+    counterexample are real ones (a class is represented by the first member found). States waiting to
+    be expanded beyond ``queue_memory_limit`` go to a temporary file (:class:`~checker.store.SpillQueue`).
     """
     invariants = _invariants(model, properties)
     fp_of = fingerprint_fn(model, symmetry)
@@ -90,13 +94,14 @@ def bfs(
     visited = FingerprintSet()  # 8 bytes a slot (checker.store)
     parents = ParentLog()  # (state, parent, action index) on disk, for counterexamples
     inits: dict[int, Any] = {}
-    queue: deque[tuple[Any, int, int]] = deque()
+    queue = SpillQueue(queue_memory_limit)
     generated = 0
     deepest = 0
     depth_limited = False
 
     def stats() -> Stats:
-        return Stats(len(visited), generated, deepest, time.perf_counter() - start, visited.nbytes)
+        elapsed = time.perf_counter() - start
+        return Stats(len(visited), generated, deepest, elapsed, visited.nbytes, queue.spilled)
 
     def found(prop: str, fp: int) -> Result:
         cex = rebuild(model, parents, inits, fp, prop, fp_of)
@@ -119,7 +124,7 @@ def bfs(
         record = parents.append
         next_report = progress_every
         while queue:
-            state, fp, depth = queue.popleft()
+            state, fp, depth = queue.popleft()  # type: ignore[misc]
             if max_depth is not None and depth >= max_depth:
                 depth_limited = True
                 continue
@@ -145,6 +150,7 @@ def bfs(
         return Result(Verdict.HOLDS, stats(), None, depth_limited, max_depth, max_states)
     finally:
         parents.close()
+        queue.close()
 
 
 def rebuild(

@@ -8,14 +8,18 @@ full, so it is always at least 56 % full: at most about 14 bytes a state, 9.4 at
 
 The parent links a counterexample is rebuilt from — each state's fingerprint, its parent's fingerprint and
 the index of the action in the parent's ``actions()`` — are written to a temporary file in chunks and read
-back only when a violation is found, so they cost no memory during the search.
+back only when a violation is found, so they cost no memory during the search. The queue of states still
+to expand (:class:`SpillQueue`) moves its newest entries to disk past a memory limit instead of growing
+without bound.
 """
 
 from __future__ import annotations
 
 import os
+import pickle
 import tempfile
 from array import array
+from collections import deque
 from typing import BinaryIO, Protocol
 
 import numpy as np
@@ -212,3 +216,77 @@ class LinkFiles:
                 os.unlink(p)
             except OSError:
                 pass
+
+
+class SpillQueue:
+    """The search's FIFO queue, kept in memory up to ``memory_limit`` entries; past that, newer entries go
+    to a temporary file in chunks and come back, oldest chunk first, when the in-memory head runs dry.
+    Order is exactly FIFO whether or not anything spilled, so counts and traces do not depend on the
+    limit. Spilled chunks are pickled: the file is this process's own (created private by ``tempfile``,
+    written and read only here, deleted on ``close``), never a user's."""
+
+    def __init__(self, memory_limit: int | None = None, chunk: int | None = None) -> None:
+        self._head: deque[object] = deque()
+        self._tail: list[object] = []
+        self._chunks: deque[tuple[int, int]] = deque()  # (offset, length) of each spilled chunk, oldest first
+        self._limit = memory_limit
+        # entries per spilled chunk: large enough to amortise a write, small against the limit
+        self._chunk = chunk or (1 << 14 if memory_limit is None else min(1 << 14, max(16, memory_limit // 8)))
+        self._file: BinaryIO | None = None
+        self._spilled_len = 0
+        self.spilled = 0  # entries ever written to disk
+
+    def __len__(self) -> int:
+        return len(self._head) + self._spilled_len + len(self._tail)
+
+    def __bool__(self) -> bool:
+        return bool(self._head or self._chunks or self._tail)
+
+    def append(self, item: object) -> None:
+        if not self._chunks and not self._tail:
+            self._head.append(item)  # nothing queued behind the head: it may grow in place
+            if self._limit is None or len(self._head) <= self._limit:
+                return
+            self._tail.append(self._head.pop())
+            return
+        self._tail.append(item)
+        if len(self._tail) >= self._chunk and (
+            self._limit is None or len(self._head) + len(self._tail) > self._limit
+        ):
+            self._spill()
+
+    def popleft(self) -> object:
+        if not self._head:
+            if self._chunks:
+                self._head.extend(self._load())
+            else:
+                self._head.extend(self._tail)
+                self._tail = []
+        return self._head.popleft()
+
+    def _spill(self) -> None:
+        if self._file is None:
+            self._file = tempfile.TemporaryFile(prefix="groupcheck-queue-")
+        self._file.seek(0, os.SEEK_END)
+        offset = self._file.tell()
+        data = pickle.dumps(self._tail, protocol=pickle.HIGHEST_PROTOCOL)
+        self._file.write(data)
+        self._chunks.append((offset, len(data)))
+        self._spilled_len += len(self._tail)
+        self.spilled += len(self._tail)
+        self._tail = []
+
+    def _load(self) -> list[object]:
+        assert self._file is not None
+        offset, length = self._chunks.popleft()
+        self._file.seek(offset)
+        items: list[object] = pickle.loads(self._file.read(length))  # our own spill file (see the class)
+        self._spilled_len -= len(items)
+        if not self._chunks:
+            self._file.truncate(0)  # everything on disk is back in memory: reuse the file from the start
+        return items
+
+    def close(self) -> None:
+        if self._file is not None:
+            self._file.close()
+            self._file = None

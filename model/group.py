@@ -12,6 +12,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from itertools import permutations
+from typing import Any
 
 from checker import Model, Property
 from checker.fingerprint import IdentityCache, fingerprint
@@ -39,7 +40,14 @@ from model.state import (
     Log,
     World,
 )
-from model.symmetry import canonical_member_ids, consumer_units, permute_consumers
+from model.symmetry import (
+    canonical_member_ids,
+    consumer_units,
+    permute_broker,
+    permute_history,
+    permute_log,
+    referenced_consumers,
+)
 
 
 @dataclass(frozen=True, slots=True)
@@ -114,6 +122,7 @@ class GroupModel(Model[World, Act]):
         self.cfg = cfg
         self._props = properties(cfg)
         self._part_fp: IdentityCache[object, int] = IdentityCache(fingerprint)
+        self._renamed_fp: dict[tuple[int, tuple[int, ...]], tuple[object, int]] = {}
         # one coordinator serves eager, cooperative and static groups (as in Kafka)
         self._eager = cfg.protocol != "classic"
         self._broker_steps = _EAGER_BROKER if self._eager else _BROKER
@@ -151,14 +160,13 @@ class GroupModel(Model[World, Act]):
 
     def symmetric_fingerprint(self, w: World) -> int:
         """The fingerprint of ``w`` with its consumers renamed into a canonical order (see
-        :mod:`model.symmetry`): units sorted by the fingerprints of their consumers and links, and where
-        several units tie, the smallest fingerprint over the orders of the tied ones."""
+        :mod:`model.symmetry`): units sorted by member ids, then by the fingerprints of their consumers
+        and links; where several units tie, the smallest fingerprint over the orders of the tied ones."""
         units, classes = self._units, self._unit_classes
         if not classes:
             return self.fingerprint(w)
         part, nb, links, consumers = self._part_fp, self.cfg.brokers, w.links, w.consumers
-        # a unit's key: its member ids first (so a world whose consumers hold ids in index order, the usual
-        # case, is already canonical and costs one sort), then its consumers' and links' fingerprints
+        # member ids first: a world whose consumers hold ids in index order (the usual case) is canonical
         keys = [
             (
                 tuple(-1 if consumers[c].member_id is None else consumers[c].member_id for c in unit),
@@ -169,11 +177,18 @@ class GroupModel(Model[World, Act]):
         # units move only within their class (same size); targets[i] is the unit whose place order[i] takes
         order: list[int] = []
         ties: list[tuple[int, int]] = []
+        referenced: set[int] | None = None
         for cls in classes:
             ranked = sorted(cls, key=keys.__getitem__)
-            ties += [
-                (len(order) + i, len(order) + j) for i, j in _runs([keys[u] for u in ranked]) if j - i > 1
-            ]
+            for i, j in _runs([keys[u] for u in ranked]):
+                if j - i < 2:
+                    continue
+                # tied units are equal consumers with equal links: if nothing else names them, every
+                # order of them gives the same world and one order will do
+                if referenced is None:
+                    referenced = referenced_consumers(w)
+                if any(c in referenced for u in ranked[i:j] for c in units[u]):
+                    ties.append((len(order) + i, len(order) + j))
             order += ranked
         targets = self._unit_targets
         if not ties and order == targets:
@@ -184,11 +199,45 @@ class GroupModel(Model[World, Act]):
             for u, target in zip(candidate, targets, strict=True):
                 for c, d in zip(units[u], units[target], strict=True):
                     new_of[c] = d
-            fp = self.fingerprint(permute_consumers(w, nb, tuple(new_of)))
+            fp = self._renamed_fingerprint(w, tuple(new_of))
             if best is None or fp < best:
                 best = fp
         assert best is not None
         return best
+
+    def _renamed_fingerprint(self, w: World, new_of: tuple[int, ...]) -> int:
+        """``fingerprint(permute_consumers(w, brokers, new_of))`` without building the world: consumers'
+        and links' fingerprints are reordered, and renamed brokers, log and history are fingerprinted
+        once per (part, renaming) — a successor shares most parts with its parent."""
+        part, nb, renamed = self._part_fp, self.cfg.brokers, self._renamed_fp
+        n = len(new_of)
+        old_of = [0] * n
+        for c, d in enumerate(new_of):
+            old_of[d] = c
+
+        def fp(obj: object, rename: Callable[[Any, tuple[int, ...]], object]) -> int:
+            key = (id(obj), new_of)
+            hit = renamed.get(key)
+            if hit is not None and hit[0] is obj:
+                return hit[1]
+            value = fingerprint(rename(obj, new_of))
+            if len(renamed) >= 1 << 16:
+                renamed.clear()
+            renamed[key] = (obj, value)
+            return value
+
+        return fingerprint(
+            (
+                w.leader,
+                *(part(w.consumers[old_of[d]]) for d in range(n)),
+                *(fp(b, permute_broker) for b in w.brokers),
+                fp(w.log, permute_log),
+                *(part(w.links[old_of[d] * nb + b]) for d in range(n) for b in range(nb)),
+                w.sizes,
+                part(w.budget),
+                fp(w.hist, permute_history),
+            )
+        )
 
     def init_states(self) -> tuple[World, ...]:
         return (initial_world(self.cfg),)

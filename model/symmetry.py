@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from model.state import Broker, Consumer, Link, Log, Msg, World
+from model.state import Broker, Consumer, History, Link, Log, Msg, World
 
 
 def _ids(w: World) -> set[int]:
@@ -161,50 +161,83 @@ def consumer_units(n_total: int, n_instances: int | None) -> tuple[tuple[int, ..
     return tuple(tuple(range(i, n_total, n_instances)) for i in range(n_instances))
 
 
+def _members(ms: tuple[tuple[int, int], ...], new_of: tuple[int, ...]) -> tuple[tuple[int, int], ...]:
+    return tuple((m, new_of[c]) for m, c in ms)
+
+
+def _entries(
+    es: tuple[tuple[int, int | None], ...], new_of: tuple[int, ...]
+) -> tuple[tuple[int, int | None], ...]:
+    return tuple((new_of[c], m) for c, m in es)
+
+
+def permute_broker(b: Broker, new_of: tuple[int, ...]) -> Broker:
+    """Broker ``b`` with every consumer index ``c`` it holds renamed ``new_of[c]``. Tuples the model keeps
+    sorted by consumer are sorted again; those kept in another order (by member id, by arrival, by answer)
+    keep theirs."""
+    if not (b.members or b.joined or b.late or b.answered or b.expired or b.dead or b.syncs or b.claims):
+        return b
+    return replace(
+        b,
+        members=_members(b.members, new_of),
+        joined=_entries(b.joined, new_of),
+        late=_entries(b.late, new_of),
+        answered=tuple(new_of[c] for c in b.answered),
+        expired=None if b.expired is None else (b.expired[0], new_of[b.expired[1]]),
+        dead=_members(b.dead, new_of),
+        syncs=tuple(sorted((new_of[c], m) for c, m in b.syncs)),
+        claims=tuple(sorted((new_of[c], o, g) for c, o, g in b.claims)),
+    )
+
+
+def permute_log(log: Log, new_of: tuple[int, ...]) -> Log:
+    return replace(log, members=_members(log.members, new_of)) if log.members else log
+
+
+def permute_history(hist: History, new_of: tuple[int, ...]) -> History:
+    sc, dup = hist.stale_commit, hist.duplicate
+    if sc is None and dup is None:
+        return hist
+    return replace(
+        hist,
+        stale_commit=None if sc is None else (new_of[sc[0]], *sc[1:]),
+        duplicate=None if dup is None else (new_of[dup[0]], *dup[1:]),
+    )
+
+
+def referenced_consumers(w: World) -> set[int]:
+    """The consumer indices held outside the consumers and links: by brokers, the log and the history."""
+    out: set[int] = set()
+    for b in w.brokers:
+        out.update(c for _, c in b.members)
+        out.update(c for c, _ in b.joined)
+        out.update(c for c, _ in b.late)
+        out.update(b.answered)
+        out.update(c for _, c in b.dead)
+        out.update(c for c, _ in b.syncs)
+        out.update(c for c, _, _ in b.claims)
+        if b.expired is not None:
+            out.add(b.expired[1])
+    out.update(c for _, c in w.log.members)
+    for x in (w.hist.stale_commit, w.hist.duplicate):
+        if x is not None:
+            out.add(x[0])
+    return out
+
+
 def permute_consumers(w: World, brokers: int, new_of: tuple[int, ...]) -> World:
     """``w`` with consumer ``c`` renamed ``new_of[c]``: consumers, links and every consumer index held by
-    brokers, the log and the history. Tuples the model keeps sorted by consumer are sorted again; those
-    kept in another order (by member id, by arrival, by answer) keep theirs."""
+    brokers, the log and the history."""
     n = len(new_of)
     old_of = [0] * n
     for c, d in enumerate(new_of):
         old_of[d] = c
-
-    def members(ms: tuple[tuple[int, int], ...]) -> tuple[tuple[int, int], ...]:
-        return tuple((m, new_of[c]) for m, c in ms)
-
-    def entries(es: tuple[tuple[int, int | None], ...]) -> tuple[tuple[int, int | None], ...]:
-        return tuple((new_of[c], m) for c, m in es)
-
-    def broker(b: Broker) -> Broker:
-        if not (b.members or b.joined or b.late or b.answered or b.expired or b.dead or b.syncs or b.claims):
-            return b
-        return replace(
-            b,
-            members=members(b.members),
-            joined=entries(b.joined),
-            late=entries(b.late),
-            answered=tuple(new_of[c] for c in b.answered),
-            expired=None if b.expired is None else (b.expired[0], new_of[b.expired[1]]),
-            dead=members(b.dead),
-            syncs=tuple(sorted((new_of[c], m) for c, m in b.syncs)),
-            claims=tuple(sorted((new_of[c], o, g) for c, o, g in b.claims)),
-        )
-
-    hist = w.hist
-    if hist.stale_commit is not None or hist.duplicate is not None:
-        sc, dup = hist.stale_commit, hist.duplicate
-        hist = replace(
-            hist,
-            stale_commit=None if sc is None else (new_of[sc[0]], *sc[1:]),
-            duplicate=None if dup is None else (new_of[dup[0]], *dup[1:]),
-        )
     links = w.links
     return replace(
         w,
         consumers=tuple(w.consumers[old_of[d]] for d in range(n)),
-        brokers=tuple(broker(b) for b in w.brokers),
-        log=replace(w.log, members=members(w.log.members)) if w.log.members else w.log,
+        brokers=tuple(permute_broker(b, new_of) for b in w.brokers),
+        log=permute_log(w.log, new_of),
         links=tuple(links[old_of[d] * brokers + b] for d in range(n) for b in range(brokers)),
-        hist=hist,
+        hist=permute_history(w.hist, new_of),
     )

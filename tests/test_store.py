@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+from collections import deque
+
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from checker import Verdict, bfs
 from checker.examples.twophase import CommitEarly, TwoPhase
-from checker.store import FingerprintSet, ParentLog
+from checker.store import FingerprintSet, ParentLog, SpillQueue
 
 
 @settings(max_examples=60, deadline=None)
@@ -84,3 +86,38 @@ def test_fast_repr_is_the_dataclass_repr() -> None:
         fast, plain = repr(Fast(*args)), repr(Plain(*args))
         assert fast.startswith(Fast.__qualname__ + "(") and plain.startswith(Plain.__qualname__ + "(")
         assert fast.split("(", 1)[1] == plain.split("(", 1)[1]
+
+
+def test_spill_queue_is_fifo_across_memory_limit() -> None:
+    q = SpillQueue(memory_limit=10, chunk=4)
+    expected = deque()
+    n = 0
+    try:
+        for round_ in range(50):  # interleave bursts of appends with bursts of pops
+            for _ in range(round_ % 7 * 5):
+                q.append(("state", n))
+                expected.append(("state", n))
+                n += 1
+            for _ in range(min(len(expected), round_ % 5 * 4)):
+                assert q.popleft() == expected.popleft()
+            assert len(q) == len(expected)
+        while expected:
+            assert q.popleft() == expected.popleft()
+        assert not q and q.spilled > 0
+    finally:
+        q.close()
+
+
+def test_search_with_a_tiny_queue_limit_spills_and_counts_the_same() -> None:
+    full = bfs(TwoPhase(5), symmetry=False)
+    spilled = bfs(TwoPhase(5), symmetry=False, queue_memory_limit=50)
+    assert spilled.stats.queue_spilled > 1000 and full.stats.queue_spilled == 0
+    assert (spilled.stats.distinct_states, spilled.stats.states_generated, spilled.stats.max_depth) == (
+        full.stats.distinct_states,
+        full.stats.states_generated,
+        full.stats.max_depth,
+    )
+    cex_full = bfs(CommitEarly(4), symmetry=False).counterexample
+    cex_spilled = bfs(CommitEarly(4), symmetry=False, queue_memory_limit=3).counterexample
+    assert cex_full is not None and cex_spilled is not None
+    assert [s.action for s in cex_full.steps] == [s.action for s in cex_spilled.steps]

@@ -78,6 +78,7 @@ def test_renamed_states_have_the_renamed_successors(protocol: str, start: str, s
     for _ in range(60):
         new_of = _renaming(model, rng)
         v = permute_consumers(w, model.cfg.brokers, new_of)
+        assert model._renamed_fingerprint(w, new_of) == model.fingerprint(v)
         assert model.symmetric_fingerprint(v) == model.symmetric_fingerprint(w)
         assert _successor_classes(model, v) == _successor_classes(model, w)
         for prop in model.properties():
@@ -113,12 +114,13 @@ def test_symmetric_fingerprint_separates_classes(protocol: str) -> None:
 
 @pytest.mark.parametrize("protocol", ["classic", "eager", "cooperative", "static"])
 def test_symmetry_reduction_keeps_the_verdict_and_shrinks_the_space(protocol: str) -> None:
-    model = _model(protocol, "stable")
-    cfg = replace(model.cfg, budget=Budget(gc_pauses=1))
+    cfg = replace(_model(protocol, "empty").cfg, consumers=2, budget=Budget())
     full = bfs(GroupModel(cfg), symmetry=False)
     reduced = bfs(GroupModel(cfg), symmetry=True)
     assert full.verdict == reduced.verdict
-    assert reduced.stats.distinct_states < full.stats.distinct_states
+    assert reduced.stats.max_depth == full.stats.max_depth
+    # two fresh consumers are interchangeable until the coordinator tells them apart
+    assert reduced.stats.distinct_states < 0.6 * full.stats.distinct_states
 
 
 def _twophase_orbit(model: TwoPhase, s: int) -> frozenset[int]:
