@@ -145,13 +145,17 @@ class GroupModel(Model[World, Act]):
     def fingerprint(self, w: World) -> int:
         """The fingerprint of the tuple of the world's parts' fingerprints (each cached by identity)."""
         part = self._part_fp
+        return self._compose(w, list(map(part, w.consumers)), list(map(part, w.links)))
+
+    def _compose(self, w: World, consumer_fps: list[int], link_fps: list[int]) -> int:
+        part = self._part_fp
         return fingerprint(
             (
                 w.leader,
-                *map(part, w.consumers),
+                *consumer_fps,
                 *map(part, w.brokers),
                 part(w.log),
-                *map(part, w.links),
+                *link_fps,
                 w.sizes,
                 part(w.budget),
                 part(w.hist),
@@ -163,40 +167,48 @@ class GroupModel(Model[World, Act]):
         :mod:`model.symmetry`): units sorted by member ids, then by the fingerprints of their consumers
         and links; where several units tie, the smallest fingerprint over the orders of the tied ones."""
         units, classes = self._units, self._unit_classes
+        part = self._part_fp
+        cfp = list(map(part, w.consumers))
+        lfp = list(map(part, w.links))
         if not classes:
-            return self.fingerprint(w)
-        part, nb, links, consumers = self._part_fp, self.cfg.brokers, w.links, w.consumers
-        # member ids first: a world whose consumers hold ids in index order (the usual case) is canonical
-        keys = [
-            (
-                tuple(-1 if consumers[c].member_id is None else consumers[c].member_id for c in unit),
-                tuple(x for c in unit for x in (part(consumers[c]), *map(part, links[c * nb : c * nb + nb]))),
-            )
-            for unit in units
-        ]
-        # units move only within their class (same size); targets[i] is the unit whose place order[i] takes
+            return self._compose(w, cfp, lfp)
+        nb = self.cfg.brokers
+        mids = [-1 if c.member_id is None else c.member_id for c in w.consumers]
+
+        def by_ids(u: int) -> tuple[int, ...]:
+            return tuple(mids[c] for c in units[u])
+
+        def by_parts(u: int) -> tuple[int, ...]:
+            return tuple(x for c in units[u] for x in (cfp[c], *lfp[c * nb : c * nb + nb]))
+
+        # units move only within their class (same size); targets[i] is the unit whose place order[i] takes.
+        # Member ids decide the order (a world whose consumers hold ids in index order, the usual case, is
+        # canonical at once); units with equal ids (none yet) are ordered by their parts' fingerprints.
         order: list[int] = []
         ties: list[tuple[int, int]] = []
         referenced: set[int] | None = None
         for cls in classes:
-            ranked = sorted(cls, key=keys.__getitem__)
-            for i, j in _runs([keys[u] for u in ranked]):
+            ranked = sorted(cls, key=by_ids)
+            for i, j in _runs([by_ids(u) for u in ranked]):
                 if j - i < 2:
                     continue
-                # tied units are equal consumers with equal links: if nothing else names them, every
-                # order of them gives the same world and one order will do
-                if referenced is None:
-                    referenced = referenced_consumers(w)
-                if any(c in referenced for u in ranked[i:j] for c in units[u]):
-                    ties.append((len(order) + i, len(order) + j))
+                ranked[i:j] = sorted(ranked[i:j], key=by_parts)
+                for a, b in _runs([by_parts(u) for u in ranked[i:j]]):
+                    if b - a < 2:
+                        continue
+                    # equal consumers with equal links: if nothing else names them, every order of them
+                    # gives the same world and one will do
+                    if referenced is None:
+                        referenced = referenced_consumers(w)
+                    if any(c in referenced for u in ranked[i + a : i + b] for c in units[u]):
+                        ties.append((len(order) + i + a, len(order) + i + b))
             order += ranked
-        targets = self._unit_targets
-        if not ties and order == targets:
-            return self.fingerprint(w)
+        if not ties and order == self._unit_targets:
+            return self._compose(w, cfp, lfp)
         best = None
         for candidate in _tie_orders(order, ties):
-            new_of = list(range(len(consumers)))
-            for u, target in zip(candidate, targets, strict=True):
+            new_of = list(range(len(w.consumers)))
+            for u, target in zip(candidate, self._unit_targets, strict=True):
                 for c, d in zip(units[u], units[target], strict=True):
                     new_of[c] = d
             fp = self._renamed_fingerprint(w, tuple(new_of))
@@ -362,7 +374,7 @@ class GroupModel(Model[World, Act]):
         return None
 
 
-def _runs(keys: list[tuple[tuple[int, ...], tuple[int, ...]]]) -> Iterator[tuple[int, int]]:
+def _runs(keys: list[tuple[int, ...]]) -> Iterator[tuple[int, int]]:
     """The maximal runs [i, j) of equal keys in a sorted list."""
     i = 0
     while i < len(keys):

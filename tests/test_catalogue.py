@@ -108,3 +108,22 @@ def test_same_counts_and_trace_in_another_process(tmp_path: Path) -> None:
     theirs = json.loads((tmp_path / here.scenario.name / "trace.json").read_text())
     mine = json.loads((here.trace_dir / "trace.json").read_text())
     assert [s["state"] for s in theirs["steps"]] == [s["state"] for s in mine["steps"]]
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("path", SCENARIOS, ids=lambda p: p.stem)
+def test_reductions_keep_every_verdict(path: Path) -> None:
+    """The guard on the engine's reductions: every scenario with symmetry reduction off and on gives the
+    same verdict, the same violated property and a counterexample of the same length (a class is first
+    reached at the distance of its closest member, so shortest traces keep their length); an exhaustive
+    reduced run never stores more states. (The deepest level may differ when the initial state is not
+    symmetric: a state's renamings may lie farther from it.)"""
+    full = check_scenario(path, symmetry=False).result
+    reduced = check_scenario(path, symmetry=True).result
+    assert reduced.verdict == full.verdict
+    assert reduced.property == full.property
+    if full.counterexample is not None:
+        assert reduced.counterexample is not None
+        assert len(reduced.counterexample.steps) == len(full.counterexample.steps)
+    if full.counterexample is None:
+        assert reduced.stats.distinct_states <= full.stats.distinct_states
