@@ -16,7 +16,8 @@ from pathlib import Path
 import z3
 
 from checker import CheckerError, Stats
-from groupcheck.runner import CheckOutcome, check_scenario, replay_trace
+from checker.spark import DEFAULT_MASTER, check_master
+from groupcheck.runner import ENGINES, CheckOutcome, check_scenario, replay_trace
 from model.assignor_proofs import DEFAULT_BOUND, Bound, iter_proofs
 from model.assignors import ASSIGNOR_NAMES
 from model.scenario import Scenario, ScenarioError, load_scenario
@@ -84,6 +85,14 @@ def _row(o: CheckOutcome) -> str:
 
 
 def cmd_check(args: argparse.Namespace) -> int:
+    if args.engine == "spark" and args.workers > 1:
+        raise UsageError(
+            "--workers is for the local engine; with --engine spark the executors share the work"
+        )
+    if args.engine != "spark" and args.master != DEFAULT_MASTER:
+        raise UsageError("--master needs --engine spark")
+    if args.engine == "spark":
+        check_master(args.master)
     scenarios = _load_all(args.paths)
     out_dir = Path(args.out) if args.out else None
     print(f"{'scenario':<40} {'verdict':<32} {'expected':<32} {'states':>9} {'depth':>5} {'seconds':>8}")
@@ -99,6 +108,8 @@ def cmd_check(args: argparse.Namespace) -> int:
                 progress=hook,
                 workers=args.workers,
                 symmetry=not args.no_symmetry,
+                engine=args.engine,
+                master=args.master,
             )
         finally:
             stop()
@@ -199,6 +210,18 @@ def build_parser() -> argparse.ArgumentParser:
         "--workers", type=_positive, default=1, metavar="N", help="explore with N processes (default 1)"
     )
     p.add_argument("--max-depth", type=_positive, metavar="N", help="override the scenarios' depth bound")
+    p.add_argument(
+        "--engine",
+        choices=ENGINES,
+        default="local",
+        help="local: this process (or --workers N); spark: Apache Spark through PySpark (see --master)",
+    )
+    p.add_argument(
+        "--master",
+        default=DEFAULT_MASTER,
+        metavar="URL",
+        help=f"Spark master for --engine spark (default {DEFAULT_MASTER}: every core here)",
+    )
     p.add_argument(
         "--no-symmetry",
         action="store_true",

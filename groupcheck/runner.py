@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -9,11 +10,14 @@ from typing import Any
 
 from checker import DEADLOCK, Result, Stats, Verdict, bfs, is_deadlock, violated_property
 from checker.parallel import parallel_bfs
+from checker.spark import DEFAULT_MASTER, spark_bfs
 from model import GroupModel
 from model.explain import trace_document
 from model.group import parse_action
 from model.scenario import Scenario, ScenarioError, load_scenario, scenario_from_data
 from traces import TraceFormatError, load, write_bundle
+
+ENGINES = ("local", "spark")
 
 
 @dataclass(frozen=True, slots=True)
@@ -68,12 +72,15 @@ def check_scenario(
     progress: Callable[[Stats], None] | None = None,
     workers: int = 1,
     symmetry: bool = True,
+    engine: str = "local",
+    master: str = DEFAULT_MASTER,
 ) -> CheckOutcome:
     """Explore a scenario exhaustively (within its bounds) and, on a violation, write the trace bundle
     under ``out_dir/<name>/``. Command-line bounds override the scenario's. ``workers > 1`` runs the
     multi-process search (same counts and verdict; a counterexample of the same length). ``symmetry``
     keeps one state per class of states that differ only by which consumer is which (the verdict is the
-    same; the state count is that of the classes)."""
+    same; the state count is that of the classes). ``engine="spark"`` explores on Apache Spark at
+    ``master`` (``local[*]`` by default; executors rebuild the model from the scenario's table)."""
     sc = scenario if isinstance(scenario, Scenario) else load_scenario(scenario)
     model = GroupModel(sc.config)
     bounds = {
@@ -83,7 +90,14 @@ def check_scenario(
         "check_deadlock": sc.check_deadlock,
         "symmetry": symmetry,
     }
-    if workers > 1:
+    if engine not in ENGINES:
+        raise ValueError(f"unknown engine {engine!r}; choose one of {', '.join(ENGINES)}")
+    if engine == "spark":
+        if workers > 1:
+            raise ValueError("--workers is for the local engine; Spark spreads the work over its executors")
+        build = functools.partial(model_from_data, sc.data, sc.source)
+        result = spark_bfs(build, master=master, **bounds)
+    elif workers > 1:
         result = parallel_bfs(model, workers=workers, **bounds)
     else:
         result = bfs(model, progress=progress, **bounds)
@@ -92,6 +106,11 @@ def check_scenario(
         trace_dir = out_dir / sc.name
         write_bundle(trace_document(sc, result), trace_dir)
     return CheckOutcome(sc, result, trace_dir)
+
+
+def model_from_data(data: dict[str, Any], source: str) -> GroupModel:
+    """The model of a scenario table: how Spark executors rebuild it (plain data travels, never a file)."""
+    return GroupModel(scenario_from_data(data, source).config)
 
 
 class ReplayError(ValueError):

@@ -1,0 +1,92 @@
+"""The Spark engine (PySpark, local mode) against the in-process one: same counts, depth and verdict, a
+counterexample of the same length that replays; bad master URLs and flag mixes give one-line errors."""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from checker import Verdict, bfs
+from checker.examples.twophase import CommitEarly, TwoPhase
+from checker.spark import spark_bfs, spark_session
+from groupcheck import check_scenario, replay_trace
+from groupcheck.cli import main
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+@pytest.fixture(scope="module")
+def spark() -> Iterator[Any]:
+    session = spark_session("local[2]")
+    yield session
+
+
+def _same(a: Any, b: Any) -> None:
+    assert b.verdict == a.verdict
+    if a.verdict == Verdict.HOLDS:
+        assert (b.stats.distinct_states, b.stats.states_generated, b.stats.max_depth) == (
+            a.stats.distinct_states,
+            a.stats.states_generated,
+            a.stats.max_depth,
+        )
+    else:
+        assert a.counterexample is not None and b.counterexample is not None
+        assert b.property == a.property
+        assert len(b.counterexample.steps) == len(a.counterexample.steps)
+
+
+@pytest.mark.parametrize("symmetry", [False, True])
+def test_twophase_counts_on_spark(spark: Any, symmetry: bool) -> None:
+    build = functools.partial(TwoPhase, 4)
+    _same(bfs(build(), symmetry=symmetry), spark_bfs(build, spark=spark, symmetry=symmetry))
+
+
+def test_twophase_violation_on_spark_is_shortest_and_real(spark: Any) -> None:
+    build = functools.partial(CommitEarly, 4)
+    r = spark_bfs(build, spark=spark)
+    _same(bfs(build()), r)
+    assert r.counterexample is not None and not build().consistent(r.counterexample.final_state)
+
+
+def test_bounds_on_spark(spark: Any) -> None:
+    build = functools.partial(TwoPhase, 4)
+    r = spark_bfs(build, spark=spark, max_depth=3, symmetry=False)
+    assert r.verdict == Verdict.HOLDS and r.depth_limited and r.stats.max_depth == 3
+    r = spark_bfs(build, spark=spark, max_states=50, symmetry=False)
+    assert r.verdict == Verdict.INCOMPLETE
+
+
+@pytest.mark.parametrize(
+    "name",
+    [
+        "stable-group-no-faults",
+        "switches/serve-before-loading-log",
+        "switches/zombie-coordinator-after-failback",
+    ],
+)
+def test_catalogue_scenarios_on_spark(spark: Any, name: str, tmp_path: Path) -> None:
+    path = ROOT / "specs" / f"{name}.toml"
+    local = check_scenario(path).result
+    o = check_scenario(path, tmp_path, engine="spark", master="local[2]")
+    _same(local, o.result)
+    assert o.as_expected
+    if o.trace_dir is not None:
+        assert replay_trace(o.trace_dir / "trace.json").reproduced
+
+
+def test_spark_flag_errors(capsys: pytest.CaptureFixture[str]) -> None:
+    spec = str(ROOT / "specs" / "stable-group-no-faults.toml")
+    assert main(["check", spec, "--engine", "spark", "--workers", "2"]) == 2
+    assert "--workers is for the local engine" in capsys.readouterr().err
+    assert main(["check", spec, "--master", "local[2]"]) == 2
+    assert "--master needs --engine spark" in capsys.readouterr().err
+    assert main(["check", spec, "--engine", "spark", "--master", "bogus://x"]) == 2
+    out = capsys.readouterr()
+    assert out.err.strip() == (
+        "groupcheck: bad Spark master 'bogus://x': use local[*], local[N], spark://HOST:PORT, yarn or k8s://URL"
+    )
+    assert out.out == ""
