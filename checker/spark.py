@@ -27,11 +27,14 @@ Spark is imported lazily: the rest of the engine works without it.
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import sys
 import time
 from collections.abc import Callable, Iterator, Sequence
+from itertools import islice
+from pathlib import Path
 from typing import Any
 
 from checker.contract import Model
@@ -47,6 +50,104 @@ _MASTER = re.compile(r"local(\[(\*|\d+)(,\d+)?\])?|local-cluster\[\d+,\d+,\d+\]|
 
 class SparkUnavailable(CheckerError):
     """PySpark (or the Java runtime it needs) is missing or failed to start."""
+
+
+class CheckpointError(CheckerError):
+    """A run directory cannot be resumed (missing, corrupt, or a run of something else)."""
+
+
+RUN_FORMAT = "groupcheck-spark-run/1"
+_RUN_FILE = "run.json"
+_TOP = 1 << 64
+
+
+def _s64(x: int) -> int:  # Parquet has signed 64-bit integers; fingerprints are unsigned
+    return x - _TOP if x >= 1 << 63 else x
+
+
+def _u64(x: int) -> int:
+    return x + _TOP if x < 0 else x
+
+
+def _level_name(d: int) -> str:
+    return f"level-{d:05d}.parquet"
+
+
+def start_run(ckpt: Path, identity: dict[str, Any]) -> None:
+    """Begin a run directory (refusing one that already holds a run: resume it, or pick another)."""
+    if (ckpt / _RUN_FILE).exists():
+        raise CheckpointError(f"{ckpt}: already holds a run; resume it or choose an empty directory")
+    ckpt.mkdir(parents=True, exist_ok=True)
+    write_run(ckpt, {**identity, "sizes": [], "distinct": 0, "generated": 0})
+
+
+def write_run(ckpt: Path, meta: dict[str, Any]) -> None:
+    tmp = ckpt / (_RUN_FILE + ".tmp")
+    tmp.write_text(json.dumps(meta, indent=1, sort_keys=True))
+    os.replace(tmp, ckpt / _RUN_FILE)  # atomic: a kill leaves the previous complete level recorded
+
+
+def read_run(ckpt: Path, identity: dict[str, Any]) -> dict[str, Any]:
+    """The run recorded in ``ckpt``, checked against what is being explored now."""
+    path = ckpt / _RUN_FILE
+    try:
+        meta = json.loads(path.read_text())
+    except FileNotFoundError:
+        raise CheckpointError(f"{path}: no run recorded here") from None
+    except (OSError, ValueError) as exc:
+        raise CheckpointError(f"{path}: not a run record ({exc})") from None
+    if not isinstance(meta, dict):
+        raise CheckpointError(f"{path}: not a run record")
+    for key, want in identity.items():
+        if meta.get(key) != want:
+            what = "another scenario" if key == "key" else f"{key} = {meta.get(key)!r}, not {want!r}"
+            raise CheckpointError(f"{path}: a run of {what}")
+    sizes, distinct, generated = meta.get("sizes"), meta.get("distinct"), meta.get("generated")
+    ok = (
+        isinstance(sizes, list)
+        and all(isinstance(n, int) and n > 0 for n in sizes)
+        and isinstance(distinct, int)
+        and isinstance(generated, int)
+    )
+    if not ok:
+        raise CheckpointError(f"{path}: sizes, distinct and generated must be whole numbers")
+    return meta
+
+
+def _write_level(spark: Any, ckpt: Path, d: int, links: Any) -> None:
+    rows = links.map(lambda kv: (_s64(kv[0]), _s64(kv[1][0]), kv[1][1]))
+    df = spark.createDataFrame(rows, "fp long, parent long, action int")
+    df.write.mode("overwrite").parquet(str(ckpt / _level_name(d)))
+
+
+def _read_level(spark: Any, ckpt: Path, d: int, n_parts: int) -> Any:
+    path = ckpt / _level_name(d)
+    try:
+        df = spark.read.parquet(str(path))
+        names = [f.name for f in df.schema.fields]
+    except Exception as exc:  # missing or unreadable Parquet: one line naming the file
+        raise CheckpointError(f"{path}: cannot be read ({type(exc).__name__})") from None
+    if names != ["fp", "parent", "action"]:
+        raise CheckpointError(f"{path}: expected columns fp, parent, action; got {', '.join(names)}")
+    return df.rdd.map(lambda r: (_u64(r[0]), (_u64(r[1]), r[2]))).partitionBy(n_parts)
+
+
+def _replay_level(links: Any, parents: Any, n_parts: int, model_here: Callable[[], Any], where: Path) -> Any:
+    """The states of one level, rebuilt: each recorded (state, parent, action) replayed from the parent's
+    rebuilt state; a fingerprint that does not match means the directory does not belong to this model."""
+    label = str(where)
+
+    def replay(rows: Iterator[tuple[int, tuple[tuple[int, int], tuple[int, int, Any]]]]) -> Iterator[Any]:
+        m, fp_fn, _ = model_here()
+        for parent, ((fp, action), (_, _, state)) in rows:
+            act = next(islice(m.actions(state), action, None), None)
+            nxt = None if act is None else m.next_state(state, act)
+            if nxt is None or fp_fn(nxt) != fp:
+                raise CheckpointError(f"{label}: state {fp:#x} does not replay from its parent")
+            yield (fp, (parent, action, nxt))
+
+    by_parent = links.map(lambda kv: (kv[1][0], (kv[0], kv[1][1])))
+    return by_parent.join(parents, n_parts).mapPartitions(replay).partitionBy(n_parts)
 
 
 def check_master(master: str) -> None:
@@ -118,11 +219,21 @@ def spark_bfs(
     max_depth: int | None = None,
     max_states: int | None = None,
     check_deadlock: bool = True,
+    checkpoint: str | Path | None = None,
+    resume: bool = False,
+    run_key: str = "",
 ) -> Result:
     """:func:`checker.search.bfs` on Spark. ``build()`` must return the model in any process (it is
     shipped to executors); ``spark`` reuses a session, else one is started for ``master``. Counts, depth
     and verdict equal the in-process search's; a counterexample has the same (shortest) length.
-    ``max_states`` is checked between levels (the search may overshoot it by up to one level)."""
+    ``max_states`` is checked between levels (the search may overshoot it by up to one level).
+
+    ``checkpoint``: a run directory; each complete level's parent links are written there as Parquet
+    (fingerprints and action indices only) with ``run.json`` saying how far the run got. ``resume=True``
+    continues the run recorded there: the frontier's states are rebuilt by replaying the recorded actions
+    level by level (each replayed state's fingerprint must match the recorded one), so no state is ever
+    deserialised from the directory. ``run_key`` names what was explored (the scenario's table); a run
+    directory of another key, engine setting or format is refused."""
     model = build()
     invariants = _invariants(model, properties)  # unknown property names fail here, on the driver
     fp_of = fingerprint_fn(model, symmetry)
@@ -181,13 +292,49 @@ def spark_bfs(
 
     # every keyed dataset is hash-partitioned the same way (pyspark's default partitioner), so the
     # per-level subtraction of the visited set is a cogroup inside each partition: visited never moves
-    violations = sorted((fp, bad) for fp, s in inits.items() if (bad := _first_violation(invariants, s)))
-    frontier = sc.parallelize([(fp, (0, -1, s)) for fp, s in sorted(inits.items())], n_parts)
-    frontier = frontier.partitionBy(n_parts).persist()
+    ckpt = None if checkpoint is None else Path(checkpoint)
+    identity = {"format": RUN_FORMAT, "key": run_key, "symmetry": symmetry, "deadlock": check_deadlock}
     visited = sc.parallelize([(fp, (0, -1)) for fp in sorted(inits)], n_parts).partitionBy(n_parts).persist()
-    cached = [frontier, visited]  # persisted datasets to release at the end
+    cached = [visited]  # persisted datasets to release at the end; cached[0] backs the frontier
     levels: list[Any] = []  # levels[d - 1]: (fp, (parent fp, action index)) of the states at depth d
     distinct, generated, depth, found_at = len(inits), len(inits), 0, 0
+    sizes: list[int] = []
+    if resume:
+        if ckpt is None:
+            raise CheckpointError("resume needs a run directory")
+        meta = read_run(ckpt, identity)
+        sizes = list(meta["sizes"])
+        distinct, generated, depth = meta["distinct"], meta["generated"], len(sizes)
+        frontier = sc.parallelize([(fp, (0, -1, s)) for fp, s in sorted(inits.items())], n_parts)
+        frontier = frontier.partitionBy(n_parts).persist()
+        cached.insert(0, frontier)
+        for d in range(1, depth + 1):
+            links = _read_level(spark, ckpt, d, n_parts).persist()
+            if links.count() != sizes[d - 1]:
+                raise CheckpointError(f"{ckpt / _level_name(d)}: expected {sizes[d - 1]} states")
+            levels.append(links)
+            cached.append(links)
+            visited = visited.union(links)
+            rebuilt = _replay_level(links, frontier, n_parts, model_here, ckpt / _level_name(d)).persist()
+            try:
+                rebuilt.count()
+            except Exception as exc:  # raised on an executor: Spark wraps it
+                raise CheckpointError(
+                    f"{ckpt / _level_name(d)}: its states do not replay from their parents "
+                    "(a run of another model or a damaged file)"
+                ) from exc
+            cached[0].unpersist()
+            cached[0] = frontier = rebuilt
+        report = frontier.mapPartitions(check_partition).collect()  # the last level's checks, again
+        found = sorted((r[1], r[2]) for r in report if r[0] == "bad")
+        violations, found_at = found, (depth if found else 0)
+    else:
+        if ckpt is not None:
+            start_run(ckpt, identity)
+        violations = sorted((fp, bad) for fp, s in inits.items() if (bad := _first_violation(invariants, s)))
+        frontier = sc.parallelize([(fp, (0, -1, s)) for fp, s in sorted(inits.items())], n_parts)
+        frontier = frontier.partitionBy(n_parts).persist()
+        cached.insert(0, frontier)
     depth_limited = capped = False
     try:
         while not violations:
@@ -219,6 +366,10 @@ def spark_bfs(
             levels.append(links)
             cached.append(links)
             visited = visited.union(links)
+            sizes.append(count)
+            if ckpt is not None:
+                _write_level(spark, ckpt, depth, links)
+                write_run(ckpt, {**identity, "sizes": sizes, "distinct": distinct, "generated": generated})
             found = sorted((r[1], r[2]) for r in report if r[0] == "bad")
             if found:
                 violations, found_at = found, depth

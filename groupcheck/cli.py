@@ -84,6 +84,14 @@ def _row(o: CheckOutcome) -> str:
     )
 
 
+def _run_dir(args: argparse.Namespace, sc: Scenario, n_scenarios: int) -> Path | None:
+    """The run directory of one scenario: DIR itself for one scenario, DIR/<name> for several."""
+    base = args.checkpoint or args.resume
+    if base is None:
+        return None
+    return Path(base) if n_scenarios == 1 else Path(base) / sc.name
+
+
 def cmd_check(args: argparse.Namespace) -> int:
     if args.engine == "spark" and args.workers > 1:
         raise UsageError(
@@ -93,6 +101,12 @@ def cmd_check(args: argparse.Namespace) -> int:
         raise UsageError("--master needs --engine spark")
     if args.engine == "spark":
         check_master(args.master)
+    if (args.checkpoint or args.resume) and args.engine != "spark":
+        raise UsageError("--checkpoint and --resume need --engine spark")
+    if args.checkpoint and args.resume:
+        raise UsageError("--resume DIR continues the run in DIR (and keeps writing there); drop --checkpoint")
+    if args.resume and not Path(args.resume).is_dir():
+        raise UsageError(f"{args.resume}: no such run directory")
     scenarios = _load_all(args.paths)
     out_dir = Path(args.out) if args.out else None
     print(f"{'scenario':<40} {'verdict':<32} {'expected':<32} {'states':>9} {'depth':>5} {'seconds':>8}")
@@ -110,6 +124,8 @@ def cmd_check(args: argparse.Namespace) -> int:
                 symmetry=not args.no_symmetry,
                 engine=args.engine,
                 master=args.master,
+                checkpoint=_run_dir(args, sc, len(scenarios)),
+                resume=args.resume is not None,
             )
         finally:
             stop()
@@ -221,6 +237,14 @@ def build_parser() -> argparse.ArgumentParser:
         default=DEFAULT_MASTER,
         metavar="URL",
         help=f"Spark master for --engine spark (default {DEFAULT_MASTER}: every core here)",
+    )
+    p.add_argument(
+        "--checkpoint",
+        metavar="DIR",
+        help="--engine spark: write each complete level to the run directory DIR (Parquet)",
+    )
+    p.add_argument(
+        "--resume", metavar="DIR", help="--engine spark: continue the run in DIR from its last complete level"
     )
     p.add_argument(
         "--no-symmetry",

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import functools
+import json
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -74,13 +75,16 @@ def check_scenario(
     symmetry: bool = True,
     engine: str = "local",
     master: str = DEFAULT_MASTER,
+    checkpoint: Path | None = None,
+    resume: bool = False,
 ) -> CheckOutcome:
     """Explore a scenario exhaustively (within its bounds) and, on a violation, write the trace bundle
     under ``out_dir/<name>/``. Command-line bounds override the scenario's. ``workers > 1`` runs the
     multi-process search (same counts and verdict; a counterexample of the same length). ``symmetry``
     keeps one state per class of states that differ only by which consumer is which (the verdict is the
     same; the state count is that of the classes). ``engine="spark"`` explores on Apache Spark at
-    ``master`` (``local[*]`` by default; executors rebuild the model from the scenario's table)."""
+    ``master`` (``local[*]`` by default; executors rebuild the model from the scenario's table), writing
+    each level to the run directory ``checkpoint`` if given; ``resume`` continues the run found there."""
     sc = scenario if isinstance(scenario, Scenario) else load_scenario(scenario)
     model = GroupModel(sc.config)
     bounds = {
@@ -96,7 +100,8 @@ def check_scenario(
         if workers > 1:
             raise ValueError("--workers is for the local engine; Spark spreads the work over its executors")
         build = functools.partial(model_from_data, sc.data, sc.source)
-        result = spark_bfs(build, master=master, **bounds)
+        key = json.dumps(sc.data, sort_keys=True)
+        result = spark_bfs(build, master=master, checkpoint=checkpoint, resume=resume, run_key=key, **bounds)
     elif workers > 1:
         result = parallel_bfs(model, workers=workers, **bounds)
     else:

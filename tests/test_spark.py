@@ -12,7 +12,7 @@ import pytest
 
 from checker import Verdict, bfs
 from checker.examples.twophase import CommitEarly, TwoPhase
-from checker.spark import spark_bfs, spark_session
+from checker.spark import CheckpointError, spark_bfs, spark_session
 from groupcheck import check_scenario, replay_trace
 from groupcheck.cli import main
 
@@ -90,3 +90,51 @@ def test_spark_flag_errors(capsys: pytest.CaptureFixture[str]) -> None:
         "groupcheck: bad Spark master 'bogus://x': use local[*], local[N], spark://HOST:PORT, yarn or k8s://URL"
     )
     assert out.out == ""
+
+
+def test_a_run_stopped_midway_resumes_to_the_same_result(spark: Any, tmp_path: Path) -> None:
+    build = functools.partial(TwoPhase, 4)
+    full = bfs(build(), symmetry=False)
+    run = tmp_path / "run"
+    part = spark_bfs(build, spark=spark, symmetry=False, checkpoint=run, max_depth=5, run_key="tp4")
+    assert part.depth_limited and part.stats.max_depth == 5  # as if killed after level 5
+    done = spark_bfs(build, spark=spark, symmetry=False, checkpoint=run, resume=True, run_key="tp4")
+    _same(full, done)
+    with pytest.raises(CheckpointError, match="a run of another scenario"):
+        spark_bfs(build, spark=spark, symmetry=False, checkpoint=run, resume=True, run_key="other")
+    with pytest.raises(CheckpointError, match="symmetry"):
+        spark_bfs(build, spark=spark, symmetry=True, checkpoint=run, resume=True, run_key="tp4")
+    with pytest.raises(CheckpointError, match="already holds a run"):
+        spark_bfs(build, spark=spark, symmetry=False, checkpoint=run, run_key="tp4")
+
+
+def test_resume_finds_the_violation_and_refuses_a_foreign_or_damaged_run(spark: Any, tmp_path: Path) -> None:
+    spec = ROOT / "specs" / "switches" / "zombie-coordinator-after-failback.toml"
+    local = check_scenario(spec).result
+    run = tmp_path / "run"
+    check_scenario(spec, engine="spark", master="local[2]", checkpoint=run, max_depth=4)
+    o = check_scenario(spec, tmp_path / "out", engine="spark", master="local[2]", checkpoint=run, resume=True)
+    _same(local, o.result)
+    assert o.trace_dir is not None and replay_trace(o.trace_dir / "trace.json").reproduced
+    # another scenario's model cannot take this run over
+    other = ROOT / "specs" / "stable-group-no-faults.toml"
+    assert main(["check", str(other), "--engine", "spark", "--master", "local[2]", "--resume", str(run)]) == 2
+    # a damaged record or a missing level: one line naming the file
+    (run / "run.json").write_text("{not json")
+    with pytest.raises(CheckpointError, match=r"run\.json: not a run record"):
+        check_scenario(spec, engine="spark", master="local[2]", checkpoint=run, resume=True)
+
+
+def test_tampered_level_is_refused(spark: Any, tmp_path: Path) -> None:
+    build = functools.partial(TwoPhase, 4)
+    run = tmp_path / "run"
+    spark_bfs(build, spark=spark, symmetry=False, checkpoint=run, max_depth=3, run_key="tp4")
+    # level 2 rewritten with every action index shifted: the states no longer replay
+    df = spark.read.parquet(str(run / "level-00002.parquet"))
+    bad = df.selectExpr("fp", "parent", "action + 1 as action")
+    rows = bad.collect()
+    spark.createDataFrame(rows, "fp long, parent long, action int").write.mode("overwrite").parquet(
+        str(run / "level-00002.parquet")
+    )
+    with pytest.raises(CheckpointError, match=r"level-00002\.parquet: its states do not replay"):
+        spark_bfs(build, spark=spark, symmetry=False, checkpoint=run, resume=True, run_key="tp4")
