@@ -18,6 +18,7 @@ import z3
 from checker import CheckerError, Stats
 from checker.spark import DEFAULT_MASTER, check_master
 from groupcheck.runner import ENGINES, CheckOutcome, check_scenario, replay_trace
+from groupcheck.sweep import SweepError, load_sweep, run_sweep
 from model.assignor_proofs import DEFAULT_BOUND, Bound, iter_proofs
 from model.assignors import ASSIGNOR_NAMES
 from model.scenario import Scenario, ScenarioError, load_scenario
@@ -187,6 +188,21 @@ def cmd_prove_assignors(args: argparse.Namespace) -> int:
     return EXIT_UNEXPECTED if bad else EXIT_OK
 
 
+def cmd_sweep(args: argparse.Namespace) -> int:
+    sweep = load_sweep(args.sweep)
+    out = Path(args.out)
+    check_master(args.master)
+    points = sweep.points()
+    print(f"sweep {sweep.name}: {len(points)} scenarios as Spark tasks on {args.master}")
+    rows = run_sweep(sweep, out, master=args.master)
+    counts: dict[str, int] = {}
+    for r in rows:
+        counts[r["verdict"]] = counts.get(r["verdict"], 0) + 1
+    print(", ".join(f"{n} {v}" for v, n in sorted(counts.items())))
+    print(f"results: {out}/results.parquet, {out}/results.csv, {out}/summary.md")
+    return EXIT_UNEXPECTED if counts.get("error") else EXIT_OK
+
+
 def _at_most(limit: int) -> Callable[[str], int]:
     def parse(text: str) -> int:
         value = _positive(text)
@@ -252,6 +268,15 @@ def build_parser() -> argparse.ArgumentParser:
         help="count every state, not one per class of states that differ only by which consumer is which",
     )
     p.set_defaults(func=cmd_check)
+    p = sub.add_parser("sweep", help="check a grid of scenarios (a sweep file) as Spark tasks")
+    p.add_argument("sweep", metavar="SWEEP.toml")
+    p.add_argument(
+        "--out", required=True, metavar="DIR", help="results.parquet, results.csv, summary.md, traces/"
+    )
+    p.add_argument(
+        "--master", default=DEFAULT_MASTER, metavar="URL", help=f"Spark master (default {DEFAULT_MASTER})"
+    )
+    p.set_defaults(func=cmd_sweep)
     p = sub.add_parser("replay", help="re-run a trace.json through the model")
     p.add_argument("trace", metavar="TRACE.json")
     p.set_defaults(func=cmd_replay)
@@ -284,7 +309,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         args = build_parser().parse_args(argv)
         return int(args.func(args))
-    except (UsageError, ScenarioError, TraceFormatError, CheckerError) as exc:
+    except (UsageError, ScenarioError, SweepError, TraceFormatError, CheckerError) as exc:
         print(f"groupcheck: {exc}", file=sys.stderr)
         return EXIT_BAD_INPUT
     except OSError as exc:

@@ -60,22 +60,39 @@ def test_bounds_on_spark(spark: Any) -> None:
     assert r.verdict == Verdict.INCOMPLETE
 
 
-@pytest.mark.parametrize(
-    "name",
-    [
-        "stable-group-no-faults",
-        "switches/serve-before-loading-log",
-        "switches/zombie-coordinator-after-failback",
-    ],
-)
-def test_catalogue_scenarios_on_spark(spark: Any, name: str, tmp_path: Path) -> None:
-    path = ROOT / "specs" / f"{name}.toml"
+SHALLOW = [
+    "stable-group-no-faults",
+    "gc-pause-zombie-fetch",
+    "switches/serve-before-loading-log",
+    "switches/zombie-coordinator-after-failback",
+    "switches/ack-commit-before-persist",
+    "switches/static-replacement-not-persisted",
+    "switches/torn-generation-write",
+    "static/static-zombie-instance-fetches",
+]
+
+
+def _compare_with_local(path: Path, tmp_path: Path) -> None:
     local = check_scenario(path).result
     o = check_scenario(path, tmp_path, engine="spark", master="local[2]")
     _same(local, o.result)
     assert o.as_expected
     if o.trace_dir is not None:
         assert replay_trace(o.trace_dir / "trace.json").reproduced
+
+
+@pytest.mark.parametrize("name", SHALLOW)
+def test_catalogue_scenarios_on_spark(spark: Any, name: str, tmp_path: Path) -> None:
+    _compare_with_local(ROOT / "specs" / f"{name}.toml", tmp_path)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("path", sorted((ROOT / "specs").rglob("*.toml")), ids=lambda p: p.stem)
+def test_every_small_catalogue_scenario_on_spark(spark: Any, path: Path, tmp_path: Path) -> None:
+    """Every catalogue scenario of at most 25,000 states: the same counts, depth and verdict on Spark."""
+    if check_scenario(path).result.stats.distinct_states > 25_000:
+        pytest.skip("too large for a test run on Spark's local mode")
+    _compare_with_local(path, tmp_path)
 
 
 def test_spark_flag_errors(capsys: pytest.CaptureFixture[str]) -> None:
