@@ -155,3 +155,22 @@ def test_tampered_level_is_refused(spark: Any, tmp_path: Path) -> None:
     )
     with pytest.raises(CheckpointError, match=r"level-00002\.parquet: its states do not replay"):
         spark_bfs(build, spark=spark, symmetry=False, checkpoint=run, resume=True, run_key="tp4")
+
+
+def test_subtracting_the_visited_set_moves_no_visited_data(spark: Any) -> None:
+    """What the engine relies on: the visited set (a union of levels partitioned the engine's way) keeps
+    its partitioner, and subtracting it from a level's reduced successors adds no shuffle — the only
+    shuffle is the successors' own reduction."""
+    sc, n = spark.sparkContext, 4
+    visited = sc.parallelize([(i, (0, -1)) for i in range(10)], n).partitionBy(n).persist()
+    level = sc.parallelize([(i, (0, -1)) for i in range(10, 20)], n).partitionBy(n).mapValues(lambda v: v)
+    visited = visited.union(level.persist())
+    assert visited.partitioner is not None and visited.getNumPartitions() == n
+    succ = sc.parallelize([(i, (1, 2, None)) for i in range(5, 30)], 3).reduceByKey(lambda a, b: a, n)
+    new = succ.subtractByKey(visited, n)
+
+    def shuffles(rdd: Any) -> int:
+        return rdd.toDebugString().decode().count("ShuffledRDD")
+
+    assert shuffles(new) == shuffles(succ) + shuffles(visited)
+    assert sorted(new.keys().collect()) == list(range(20, 30))
