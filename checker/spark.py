@@ -222,6 +222,7 @@ def spark_bfs(
     checkpoint: str | Path | None = None,
     resume: bool = False,
     run_key: str = "",
+    progress: Callable[[Stats], None] | None = None,
 ) -> Result:
     """:func:`checker.search.bfs` on Spark. ``build()`` must return the model in any process (it is
     shipped to executors); ``spark`` reuses a session, else one is started for ``master``. Counts, depth
@@ -233,7 +234,8 @@ def spark_bfs(
     continues the run recorded there: the frontier's states are rebuilt by replaying the recorded actions
     level by level (each replayed state's fingerprint must match the recorded one), so no state is ever
     deserialised from the directory. ``run_key`` names what was explored (the scenario's table); a run
-    directory of another key, engine setting or format is refused."""
+    directory of another key, engine setting or format is refused. ``progress`` is called after every
+    level with the statistics so far."""
     model = build()
     invariants = _invariants(model, properties)  # unknown property names fail here, on the driver
     fp_of = fingerprint_fn(model, symmetry)
@@ -370,6 +372,8 @@ def spark_bfs(
             if ckpt is not None:
                 _write_level(spark, ckpt, depth, links)
                 write_run(ckpt, {**identity, "sizes": sizes, "distinct": distinct, "generated": generated})
+            if progress is not None:
+                progress(Stats(distinct, generated, depth, time.perf_counter() - start))
             found = sorted((r[1], r[2]) for r in report if r[0] == "bad")
             if found:
                 violations, found_at = found, depth

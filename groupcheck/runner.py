@@ -101,7 +101,15 @@ def check_scenario(
             raise ValueError("--workers is for the local engine; Spark spreads the work over its executors")
         build = functools.partial(model_from_data, sc.data, sc.source)
         key = json.dumps(sc.data, sort_keys=True)
-        result = spark_bfs(build, master=master, checkpoint=checkpoint, resume=resume, run_key=key, **bounds)
+        result = spark_bfs(
+            build,
+            master=master,
+            checkpoint=checkpoint,
+            resume=resume,
+            run_key=key,
+            progress=progress,
+            **bounds,
+        )
     elif workers > 1:
         result = parallel_bfs(model, workers=workers, **bounds)
     else:

@@ -52,6 +52,18 @@ def test_twophase_violation_on_spark_is_shortest_and_real(spark: Any) -> None:
     assert r.counterexample is not None and not build().consistent(r.counterexample.final_state)
 
 
+def test_progress_is_reported_every_level(spark: Any) -> None:
+    seen: list[tuple[int, int]] = []
+    r = spark_bfs(
+        functools.partial(TwoPhase, 3),
+        spark=spark,
+        symmetry=False,
+        progress=lambda st: seen.append((st.max_depth, st.distinct_states)),
+    )
+    assert [d for d, _ in seen] == list(range(1, r.stats.max_depth + 1))
+    assert seen[-1][1] == r.stats.distinct_states == 288
+
+
 def test_bounds_on_spark(spark: Any) -> None:
     build = functools.partial(TwoPhase, 4)
     r = spark_bfs(build, spark=spark, max_depth=3, symmetry=False)
