@@ -17,6 +17,7 @@ import z3
 
 from checker import CheckerError, Stats
 from checker.spark import DEFAULT_MASTER, check_master
+from groupcheck.report import junit_xml
 from groupcheck.runner import ENGINES, CheckOutcome, check_scenario, replay_trace
 from groupcheck.sweep import SweepError, load_sweep, run_sweep
 from model.assignor_proofs import DEFAULT_BOUND, Bound, iter_proofs
@@ -142,6 +143,8 @@ def cmd_check(args: argparse.Namespace) -> int:
         Path(args.json).write_text(
             json.dumps([o.summary() for o in outcomes], indent=2) + "\n", encoding="utf-8"
         )
+    if args.junit:
+        Path(args.junit).write_text(junit_xml(outcomes), encoding="utf-8")
     return EXIT_UNEXPECTED if bad else EXIT_OK
 
 
@@ -237,6 +240,9 @@ def build_parser() -> argparse.ArgumentParser:
         "--out", metavar="DIR", help="write a counterexample bundle per violation under DIR/<name>/"
     )
     p.add_argument("--json", metavar="FILE", help="write a JSON summary, one object per scenario")
+    p.add_argument(
+        "--junit", metavar="FILE", help="write JUnit XML, one test case per scenario (for CI systems)"
+    )
     p.add_argument("--max-states", type=_positive, metavar="N", help="override the scenarios' state limit")
     p.add_argument(
         "--workers", type=_positive, default=1, metavar="N", help="explore with N processes (default 1)"

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
+import xml.etree.ElementTree as ET
 from pathlib import Path
 
 import pytest
@@ -152,3 +153,35 @@ def test_entry_point_runs_without_traceback(tmp_path: Path) -> None:
     )
     assert proc.returncode == 2
     assert "Traceback" not in proc.stderr and "invalid TOML" in proc.stderr
+
+
+def test_junit_report_one_case_per_scenario(tmp_path: Path) -> None:
+    specs = Path(__file__).resolve().parent.parent / "specs"
+    wrong = (specs / "switches" / "serve-before-loading-log.toml").read_text()
+    wrong = wrong.replace('name = "serve-before-loading-log"', 'name = "expects-holds-wrongly"')
+    wrong = wrong[: wrong.index("[expect]")] + '[expect]\nverdict = "holds"\n'
+    (tmp_path / "wrong.toml").write_text(wrong)
+    report = tmp_path / "junit.xml"
+    args = [
+        "check",
+        str(specs / "stable-group-no-faults.toml"),
+        str(specs / "switches" / "serve-before-loading-log.toml"),
+        str(tmp_path / "wrong.toml"),
+        "--out",
+        str(tmp_path / "out"),
+        "--junit",
+        str(report),
+    ]
+    assert main(args) == 1  # one verdict is not the expected one
+    suite = ET.parse(report).getroot()
+    assert (suite.tag, suite.get("tests"), suite.get("failures")) == ("testsuite", "3", "1")
+    cases = {c.get("name"): c for c in suite.iter("testcase")}
+    assert set(cases) == {"stable-group-no-faults", "serve-before-loading-log", "expects-holds-wrongly"}
+    assert cases["serve-before-loading-log"].find("failure") is None  # an expected violation passes
+    assert cases["serve-before-loading-log"].get("classname", "").endswith("specs.switches")
+    failure = cases["expects-holds-wrongly"].find("failure")
+    assert failure is not None
+    message = failure.get("message", "")
+    assert "violated generation-monotonic" in message and "expected holds" in message
+    assert str(tmp_path / "out" / "expects-holds-wrongly" / "trace.json") in message
+    assert "within: 2 consumers" in (failure.text or "")

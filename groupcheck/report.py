@@ -1,0 +1,58 @@
+"""Reports of a check run for other tools: JUnit XML (one test case per scenario) for CI systems."""
+
+from __future__ import annotations
+
+import xml.etree.ElementTree as ET
+from collections.abc import Sequence
+from pathlib import Path
+
+from groupcheck.runner import CheckOutcome
+
+
+def _dotted(folder: Path) -> str:
+    """A scenario file's folder as a JUnit class name: relative to the working directory when it lies
+    inside it."""
+    try:
+        folder = folder.resolve().relative_to(Path.cwd().resolve())
+    except ValueError:
+        pass
+    return ".".join(p for p in folder.parts if p not in ("/", ".", "..")) or "specs"
+
+
+def junit_xml(outcomes: Sequence[CheckOutcome], suite: str = "groupcheck") -> str:
+    """JUnit XML: a test case per scenario (class name from the scenario file's folder), failing when the
+    verdict is not the expected one — the message names the verdict, the violated property and the trace.
+    Every case says the bounds its verdict holds within."""
+    failures = [o for o in outcomes if not o.as_expected]
+    total = sum(o.result.stats.seconds for o in outcomes)
+    root = ET.Element(
+        "testsuite",
+        name=suite,
+        tests=str(len(outcomes)),
+        failures=str(len(failures)),
+        errors="0",
+        skipped="0",
+        time=f"{total:.3f}",
+    )
+    for o in outcomes:
+        sc, r = o.scenario, o.result
+        folder = _dotted(Path(sc.source).parent)
+        case = ET.SubElement(
+            root, "testcase", classname=f"{suite}.{folder}", name=sc.name, time=f"{r.stats.seconds:.3f}"
+        )
+        verdict = str(r.verdict) + (f" {r.property}" if r.property else "")
+        trace = None if o.trace_dir is None else str(o.trace_dir / "trace.json")
+        details = [
+            f"verdict: {verdict} (expected {o.expected})",
+            f"within: {sc.bounds()}",
+            f"states: {r.stats.distinct_states}, depth: {r.stats.max_depth}",
+        ]
+        if trace is not None:
+            details.append(f"trace: {trace}")
+        if not o.as_expected:
+            message = f"{verdict}, expected {o.expected}" + (f"; trace: {trace}" if trace else "")
+            failure = ET.SubElement(case, "failure", message=message, type="UnexpectedVerdict")
+            failure.text = "\n".join(details)
+        ET.SubElement(case, "system-out").text = "\n".join(details)
+    ET.indent(root)
+    return '<?xml version="1.0" encoding="UTF-8"?>\n' + ET.tostring(root, encoding="unicode") + "\n"
