@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 import time
 from collections.abc import Callable, Sequence
@@ -22,6 +23,7 @@ from groupcheck.runner import ENGINES, CheckOutcome, check_scenario, replay_trac
 from groupcheck.sweep import SweepError, load_sweep, run_sweep
 from model.assignor_proofs import DEFAULT_BOUND, Bound, iter_proofs
 from model.assignors import ASSIGNOR_NAMES
+from model.config import FAULT_NAMES, SWITCH_NAMES
 from model.scenario import Scenario, ScenarioError, load_scenario
 from traces import TraceFormatError, load, narrate
 
@@ -146,6 +148,30 @@ def cmd_check(args: argparse.Namespace) -> int:
     if args.junit:
         Path(args.junit).write_text(junit_xml(outcomes), encoding="utf-8")
     return EXIT_UNEXPECTED if bad else EXIT_OK
+
+
+def _story(description: str, width: int = 90) -> str:
+    """A description's first sentence, cut to ``width`` characters."""
+    text = " ".join(description.split())
+    end = text.find(". ")
+    first = text if end < 0 else text[: end + 1]
+    return first if len(first) <= width else first[: width - 1].rstrip() + "…"
+
+
+def cmd_list(args: argparse.Namespace) -> int:
+    scenarios = _load_all(args.paths)
+    print(f"{'scenario':<40} {'protocol':<12} {'faults':<50} {'expected':<36} story")
+    for sc in scenarios:
+        budget = sc.config.budget
+        faults = ", ".join(f"{k}={v}" for k in FAULT_NAMES if (v := getattr(budget, k))) or "none"
+        if sc.config.failover_phase is not None:
+            faults += f" (phase {sc.config.failover_phase})"
+        off = [k for k in SWITCH_NAMES if not getattr(sc.config.switches, k)]
+        expected = sc.expect_verdict + (f" {sc.expect_property}" if sc.expect_property else "")
+        story = _story(sc.description) + (f" [off: {', '.join(off)}]" if off else "")
+        print(f"{sc.name:<40} {sc.config.protocol:<12} {faults:<50} {expected:<36} {story}")
+    print(f"{len(scenarios)} scenarios")
+    return EXIT_OK
 
 
 def cmd_replay(args: argparse.Namespace) -> int:
@@ -274,6 +300,9 @@ def build_parser() -> argparse.ArgumentParser:
         help="count every state, not one per class of states that differ only by which consumer is which",
     )
     p.set_defaults(func=cmd_check)
+    p = sub.add_parser("list", help="list scenario files: protocol, faults, expected verdict, story")
+    p.add_argument("paths", nargs="+", metavar="PATH")
+    p.set_defaults(func=cmd_list)
     p = sub.add_parser("sweep", help="check a grid of scenarios (a sweep file) as Spark tasks")
     p.add_argument("sweep", metavar="SWEEP.toml")
     p.add_argument(
@@ -318,6 +347,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     except (UsageError, ScenarioError, SweepError, TraceFormatError, CheckerError) as exc:
         print(f"groupcheck: {exc}", file=sys.stderr)
         return EXIT_BAD_INPUT
+    except BrokenPipeError:  # output piped into head & co., which stopped reading: not an error
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return EXIT_OK
     except OSError as exc:
         print(f"groupcheck: {exc.filename or ''}: {exc.strerror or exc}", file=sys.stderr)
         return EXIT_BAD_INPUT

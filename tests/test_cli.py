@@ -185,3 +185,16 @@ def test_junit_report_one_case_per_scenario(tmp_path: Path) -> None:
     assert "violated generation-monotonic" in message and "expected holds" in message
     assert str(tmp_path / "out" / "expects-holds-wrongly" / "trace.json") in message
     assert "within: 2 consumers" in (failure.text or "")
+
+
+def test_list_prints_the_catalogue(capsys: pytest.CaptureFixture[str]) -> None:
+    specs = Path(__file__).resolve().parent.parent / "specs"
+    assert main(["list", str(specs / "switches")]) == 0
+    out = capsys.readouterr().out.splitlines()
+    assert out[0].split()[:4] == ["scenario", "protocol", "faults", "expected"]
+    row = next(line for line in out if line.startswith("serve-before-loading-log "))
+    assert "coordinator_failovers=1" in row and "violated generation-monotonic" in row
+    assert "[off: load_log_before_serving]" in row
+    assert out[-1] == f"{len(list((specs / 'switches').glob('*.toml')))} scenarios"
+    assert main(["list", str(specs / "nothing-here")]) == 2
+    assert "nothing-here: no such file or folder" in capsys.readouterr().err
