@@ -19,11 +19,10 @@ import z3
 from checker import CheckerError, Stats
 from checker.spark import DEFAULT_MASTER, check_master
 from groupcheck.report import junit_xml
-from groupcheck.runner import ENGINES, CheckOutcome, check_scenario, replay_trace
+from groupcheck.runner import ENGINES, CheckOutcome, check_scenario, replay_trace, scenario_files
 from groupcheck.sweep import SweepError, load_sweep, run_sweep
 from model.assignor_proofs import DEFAULT_BOUND, Bound, iter_proofs
 from model.assignors import ASSIGNOR_NAMES
-from model.config import FAULT_NAMES, SWITCH_NAMES
 from model.scenario import Scenario, ScenarioError, load_scenario
 from traces import TraceFormatError, load, narrate
 
@@ -34,24 +33,12 @@ class UsageError(Exception):
     pass
 
 
-def _scenario_files(paths: Sequence[str]) -> list[Path]:
-    files: list[Path] = []
-    for raw in paths:
-        p = Path(raw)
-        if p.is_dir():
-            found = sorted(p.rglob("*.toml"))
-            if not found:
-                raise UsageError(f"{p}: no scenario files (*.toml) in this folder")
-            files.extend(found)
-        elif p.is_file():
-            files.append(p)
-        else:
-            raise UsageError(f"{p}: no such file or folder")
-    return files
-
-
 def _load_all(paths: Sequence[str]) -> list[Scenario]:
-    scenarios = [load_scenario(f) for f in _scenario_files(paths)]
+    try:
+        files = scenario_files(*paths)
+    except FileNotFoundError as exc:
+        raise UsageError(str(exc)) from None
+    scenarios = [load_scenario(f) for f in files]
     seen: dict[str, str] = {}
     for s in scenarios:
         if s.name in seen:
@@ -80,10 +67,9 @@ def _progress_hook(name: str) -> tuple[Callable[[Stats], None] | None, Callable[
 
 def _row(o: CheckOutcome) -> str:
     r = o.result
-    verdict = str(r.verdict) + (f" {r.property}" if r.property else "")
     mark = "ok" if o.as_expected else "UNEXPECTED"
     return (
-        f"{o.scenario.name:<40} {verdict:<32} {o.expected:<32} {r.stats.distinct_states:>9} "
+        f"{o.scenario.name:<40} {o.found:<32} {o.expected:<32} {r.stats.distinct_states:>9} "
         f"{r.stats.max_depth:>5} {r.stats.seconds:>8.2f}  {mark}"
     )
 
@@ -162,14 +148,10 @@ def cmd_list(args: argparse.Namespace) -> int:
     scenarios = _load_all(args.paths)
     print(f"{'scenario':<40} {'protocol':<12} {'faults':<50} {'expected':<36} story")
     for sc in scenarios:
-        budget = sc.config.budget
-        faults = ", ".join(f"{k}={v}" for k in FAULT_NAMES if (v := getattr(budget, k))) or "none"
-        if sc.config.failover_phase is not None:
-            faults += f" (phase {sc.config.failover_phase})"
-        off = [k for k in SWITCH_NAMES if not getattr(sc.config.switches, k)]
         expected = sc.expect_verdict + (f" {sc.expect_property}" if sc.expect_property else "")
+        off = sc.switches_off
         story = _story(sc.description) + (f" [off: {', '.join(off)}]" if off else "")
-        print(f"{sc.name:<40} {sc.config.protocol:<12} {faults:<50} {expected:<36} {story}")
+        print(f"{sc.name:<40} {sc.config.protocol:<12} {sc.faults:<50} {expected:<36} {story}")
     print(f"{len(scenarios)} scenarios")
     return EXIT_OK
 

@@ -40,7 +40,7 @@ def junit_xml(outcomes: Sequence[CheckOutcome], suite: str = "groupcheck") -> st
         case = ET.SubElement(
             root, "testcase", classname=f"{suite}.{folder}", name=sc.name, time=f"{r.stats.seconds:.3f}"
         )
-        verdict = str(r.verdict) + (f" {r.property}" if r.property else "")
+        verdict = o.found
         trace = None if o.trace_dir is None else str(o.trace_dir / "trace.json")
         details = [
             f"verdict: {verdict} (expected {o.expected})",

@@ -32,6 +32,12 @@ class CheckOutcome:
         return str(self.result.verdict)
 
     @property
+    def found(self) -> str:
+        """The verdict with the violated property, as reports show it ("violated no-stale-commit")."""
+        r = self.result
+        return str(r.verdict) + (f" {r.property}" if r.property else "")
+
+    @property
     def expected(self) -> str:
         s = self.scenario
         return s.expect_verdict if s.expect_property is None else f"{s.expect_verdict} {s.expect_property}"
@@ -119,6 +125,24 @@ def check_scenario(
         trace_dir = out_dir / sc.name
         write_bundle(trace_document(sc, result), trace_dir)
     return CheckOutcome(sc, result, trace_dir)
+
+
+def scenario_files(*paths: str | Path) -> list[Path]:
+    """Every scenario file (``*.toml``) under ``paths`` (files or folders, folders searched recursively and
+    sorted). A missing path or a folder without scenarios raises ``FileNotFoundError``, so a typo does not
+    silently check nothing."""
+    files: list[Path] = []
+    for p in map(Path, paths):
+        if p.is_dir():
+            found = sorted(p.rglob("*.toml"))
+            if not found:
+                raise FileNotFoundError(f"{p}: no scenario files (*.toml) in this folder")
+            files.extend(found)
+        elif p.is_file():
+            files.append(p)
+        else:
+            raise FileNotFoundError(f"{p}: no such file or folder")
+    return files
 
 
 def model_from_data(data: dict[str, Any], source: str) -> GroupModel:

@@ -131,44 +131,27 @@ def run_point(table: dict[str, Any], point: dict[str, Any], out_dir: str | None)
     from groupcheck.runner import check_scenario  # imported here: executors import what they run
 
     row: dict[str, Any] = {"scenario": table["name"], **{k: _show(v) for k, v in point.items()}}
+
+    def result(
+        verdict: str, prop: str, states: int, depth: int, seconds: float, bounds: str, trace: str
+    ) -> dict[str, Any]:
+        cells = (verdict, prop, states, depth, round(seconds, 3), bounds, trace)
+        return {**row, **dict(zip(COLUMNS[1:], cells, strict=True))}
+
     try:
         sc = scenario_from_data(table, f"sweep point {table['name']}")
     except ScenarioError as exc:
-        return {
-            **row,
-            "verdict": "invalid",
-            "property": str(exc).split(": ", 1)[-1],
-            "states": 0,
-            "depth": 0,
-            "seconds": 0.0,
-            "bounds": "",
-            "trace": "",
-        }
+        return result("invalid", str(exc).split(": ", 1)[-1], 0, 0, 0.0, "", "")
     start = time.perf_counter()
     try:
         o = check_scenario(sc, None if out_dir is None else Path(out_dir))
     except CheckerError as exc:
-        return {
-            **row,
-            "verdict": "error",
-            "property": str(exc),
-            "states": 0,
-            "depth": 0,
-            "seconds": round(time.perf_counter() - start, 3),
-            "bounds": sc.bounds(),
-            "trace": "",
-        }
-    st = o.result.stats
-    return {
-        **row,
-        "verdict": str(o.result.verdict),
-        "property": o.result.property or "",
-        "states": st.distinct_states,
-        "depth": st.max_depth,
-        "seconds": round(st.seconds, 3),
-        "bounds": sc.bounds(),
-        "trace": "" if o.trace_dir is None else str(o.trace_dir / "trace.json"),
-    }
+        return result("error", str(exc), 0, 0, time.perf_counter() - start, sc.bounds(), "")
+    r, st = o.result, o.result.stats
+    trace = "" if o.trace_dir is None else str(o.trace_dir / "trace.json")
+    return result(
+        str(r.verdict), r.property or "", st.distinct_states, st.max_depth, st.seconds, sc.bounds(), trace
+    )
 
 
 def run_sweep(

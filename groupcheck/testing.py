@@ -17,21 +17,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from groupcheck.runner import CheckOutcome, check_scenario
+from groupcheck.runner import CheckOutcome, check_scenario, scenario_files
 
-
-def scenario_files(*paths: str | Path) -> list[Path]:
-    """Every scenario file (``*.toml``) under ``paths`` (files or folders), sorted; a missing path raises
-    ``FileNotFoundError`` so a typo does not silently collect nothing."""
-    found: list[Path] = []
-    for p in map(Path, paths):
-        if p.is_dir():
-            found += sorted(p.rglob("*.toml"))
-        elif p.is_file():
-            found.append(p)
-        else:
-            raise FileNotFoundError(f"{p}: no such file or folder")
-    return found
+__all__ = ["check_as_expected", "scenario_files"]
 
 
 def check_as_expected(path: str | Path, out_dir: str | Path | None = None, **kwargs: object) -> CheckOutcome:
@@ -39,10 +27,8 @@ def check_as_expected(path: str | Path, out_dir: str | Path | None = None, **kwa
     unless its verdict is the expected one. Returns the outcome (verdict, statistics, trace folder)."""
     o = check_scenario(path, None if out_dir is None else Path(out_dir), **kwargs)  # type: ignore[arg-type]
     if not o.as_expected:
-        r = o.result
-        verdict = str(r.verdict) + (f" {r.property}" if r.property else "")
         trace = "" if o.trace_dir is None else f"; counterexample: {o.trace_dir / 'trace.json'}"
         raise AssertionError(
-            f"{o.scenario.name}: {verdict}, expected {o.expected} (within: {o.scenario.bounds()}){trace}"
+            f"{o.scenario.name}: {o.found}, expected {o.expected} (within: {o.scenario.bounds()}){trace}"
         )
     return o

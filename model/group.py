@@ -175,8 +175,8 @@ class GroupModel(Model[World, Act]):
         nb = self.cfg.brokers
         mids = [-1 if c.member_id is None else c.member_id for c in w.consumers]
 
-        def by_ids(u: int) -> tuple[int, ...]:
-            return tuple(mids[c] for c in units[u])
+        ids = [tuple(mids[c] for c in unit) for unit in units]
+        by_ids = ids.__getitem__
 
         def by_parts(u: int) -> tuple[int, ...]:
             return tuple(x for c in units[u] for x in (cfp[c], *lfp[c * nb : c * nb + nb]))
@@ -189,7 +189,7 @@ class GroupModel(Model[World, Act]):
         referenced: set[int] | None = None
         for cls in classes:
             ranked = sorted(cls, key=by_ids)
-            for i, j in _runs([by_ids(u) for u in ranked]):
+            for i, j in _runs([ids[u] for u in ranked]):
                 if j - i < 2:
                     continue
                 ranked[i:j] = sorted(ranked[i:j], key=by_parts)

@@ -54,13 +54,23 @@ class Scenario:
     expect_property: str | None
     data: dict[str, Any]  # the table as parsed: JSON-able, embedded in traces so they replay alone
 
+    @property
+    def faults(self) -> str:
+        """The fault budgets in words ("none" without any)."""
+        cfg = self.config
+        faults = ", ".join(f"{k}={v}" for k in FAULT_NAMES if (v := getattr(cfg.budget, k)))
+        if cfg.failover_phase is not None:
+            faults += f" (failover pinned to phase {cfg.failover_phase})"
+        return faults or "none"
+
+    @property
+    def switches_off(self) -> tuple[str, ...]:
+        return tuple(s for s in SWITCH_NAMES if not getattr(self.config.switches, s))
+
     def bounds(self) -> str:
         """The bounds a verdict holds within, in words."""
         cfg = self.config
         topics = ", ".join(f"{t}={n}" for t, n in cfg.topics)
-        faults = ", ".join(f"{k}={v}" for k in FAULT_NAMES if (v := getattr(cfg.budget, k)))
-        if cfg.failover_phase is not None:
-            faults += f" (failover pinned to phase {cfg.failover_phase})"
         parts = [
             f"{cfg.consumers} consumers (+{cfg.budget.consumer_joins} joining)"
             if cfg.budget.consumer_joins
@@ -69,12 +79,11 @@ class Scenario:
             f"topics {topics}",
             f"{cfg.records_per_partition} records/partition",
             f"start {cfg.start}",
-            f"faults: {faults or 'none'}",
+            f"faults: {self.faults}",
             f"depth <= {self.max_depth}" if self.max_depth is not None else "depth unbounded",
         ]
-        off = [s for s in SWITCH_NAMES if not getattr(cfg.switches, s)]
-        if off:
-            parts.append("switches off: " + ", ".join(off))
+        if self.switches_off:
+            parts.append("switches off: " + ", ".join(self.switches_off))
         return "; ".join(parts)
 
 

@@ -20,25 +20,19 @@ from hypothesis import strategies as st
 
 from checker import Verdict, bfs
 from checker.examples.twophase import CommitEarly, TwoPhase
-from model.config import Config
+from model.config import FAULT_NAMES
 from model.group import GroupModel
 from model.state import Budget, World
 from model.symmetry import consumer_units, permute_consumers
+from tests.test_model import RANDOM_CFG
 
-CFG = Config(
+# the random-walk world of test_model with three consumers, three partitions and one of each fault
+CFG = replace(
+    RANDOM_CFG,
     consumers=3,
-    brokers=2,
     topics=(("t0", 3),),
     records_per_partition=1,
-    budget=Budget(
-        coordinator_failovers=1,
-        failbacks=1,
-        network_partitions=1,
-        gc_pauses=1,
-        consumer_crashes=1,
-        consumer_leaves=1,
-        consumer_joins=1,
-    ),
+    budget=Budget(**{f: 1 for f in FAULT_NAMES if f != "partition_growth"}),
 )
 
 
