@@ -24,7 +24,9 @@ from groupcheck.sweep import SweepError, load_sweep, run_sweep
 from model.assignor_proofs import DEFAULT_BOUND, Bound, iter_proofs
 from model.assignors import ASSIGNOR_NAMES
 from model.scenario import Scenario, ScenarioError, load_scenario
-from traces import TraceFormatError, load, narrate
+from traces import TraceFormatError, TraceRenderError, dot_program, load, narrate
+from traces.bundle import SVG_FILE
+from traces.svg import INSTALL_HINT
 
 EXIT_OK, EXIT_UNEXPECTED, EXIT_BAD_INPUT = 0, 1, 2
 
@@ -123,9 +125,13 @@ def cmd_check(args: argparse.Namespace) -> int:
         print(_row(o))
         print(f"{'':<4}within: {sc.bounds()}")
         if o.trace_dir is not None:
-            print(f"{'':<4}trace: {o.trace_dir}/trace.json (.dot .graphml .mmd .txt)")
+            svg = " .svg" if (o.trace_dir / SVG_FILE).exists() else ""
+            also = f".json .dot .graphml .mmd .txt{svg}"
+            print(f"{'':<4}trace: {o.trace_dir}/trace.html (open it in a browser; also {also})")
         sys.stdout.flush()
     bad = [o for o in outcomes if not o.as_expected]
+    if any(o.trace_dir is not None for o in outcomes) and dot_program() is None:
+        print(f"note: {INSTALL_HINT}")
     print(f"{len(outcomes) - len(bad)} of {len(outcomes)} scenarios as expected")
     if args.json:
         Path(args.json).write_text(
@@ -326,7 +332,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         args = build_parser().parse_args(argv)
         return int(args.func(args))
-    except (UsageError, ScenarioError, SweepError, TraceFormatError, CheckerError) as exc:
+    except (UsageError, ScenarioError, SweepError, TraceFormatError, TraceRenderError, CheckerError) as exc:
         print(f"groupcheck: {exc}", file=sys.stderr)
         return EXIT_BAD_INPUT
     except BrokenPipeError:  # output piped into head & co., which stopped reading: not an error

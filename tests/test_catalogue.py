@@ -50,7 +50,7 @@ def test_counterexample_replays(path: Path) -> None:
 
 
 def test_tampered_trace_does_not_replay(tmp_path: Path) -> None:
-    o = outcome(ROOT / "specs" / "gc-pause-zombie-fetch.toml")
+    o = outcome(ROOT / "specs" / "teaching" / "gc-pause-zombie-fetch.toml")
     assert o.trace_dir is not None
     doc = json.loads((o.trace_dir / "trace.json").read_text())
     doc["steps"] = doc["steps"][:-1]  # stop one step short of the violation
@@ -79,19 +79,19 @@ def test_every_switch_has_a_breaking_scenario() -> None:
 
 
 def test_same_scenario_same_trace_bytes(tmp_path: Path) -> None:
-    path = ROOT / "specs" / "switches" / "no-fencing-no-member-id-zombie-commit.toml"
+    path = ROOT / "specs" / "teaching" / "no-fencing-no-member-id-zombie-commit.toml"
     a = check_scenario(path, tmp_path / "a")
     b = check_scenario(path, tmp_path / "b")
     assert a.result.stats.distinct_states == b.result.stats.distinct_states
     assert a.result.stats.states_generated == b.result.stats.states_generated
     assert a.trace_dir is not None and b.trace_dir is not None
-    for name in ("trace.json", "trace.dot", "trace.graphml", "trace.mmd", "trace.txt"):
+    for name in ("trace.json", "trace.dot", "trace.graphml", "trace.mmd", "trace.txt", "trace.html"):
         assert (a.trace_dir / name).read_bytes() == (b.trace_dir / name).read_bytes(), name
 
 
 def test_same_counts_and_trace_in_another_process(tmp_path: Path) -> None:
     """A different PYTHONHASHSEED (another process, another machine) gives the same counts and trace."""
-    path = ROOT / "specs" / "gc-pause-zombie-fetch.toml"
+    path = ROOT / "specs" / "teaching" / "gc-pause-zombie-fetch.toml"
     here = outcome(path)
     assert here.trace_dir is not None
     code = (

@@ -74,12 +74,12 @@ def test_bounds_on_spark(spark: Any) -> None:
 
 SHALLOW = [
     "stable-group-no-faults",
-    "gc-pause-zombie-fetch",
+    "teaching/gc-pause-zombie-fetch",
     "switches/serve-before-loading-log",
     "switches/zombie-coordinator-after-failback",
     "switches/ack-commit-before-persist",
     "switches/static-replacement-not-persisted",
-    "switches/torn-generation-write",
+    "teaching/failover-phase-4-torn-generation-write",
     "static/static-zombie-instance-fetches",
 ]
 

@@ -544,16 +544,16 @@ def test_narration() -> None:
 
 
 def test_bundle_is_complete_and_deterministic(tmp_path: Path) -> None:
-    a = write_bundle(sample(), tmp_path / "a" / "nested")
-    b = write_bundle(sample(), tmp_path / "b")
-    assert set(a) == {"json", "dot", "graphml", "mermaid", "text"}
+    a = write_bundle(sample(), tmp_path / "a" / "nested", svg=False)
+    b = write_bundle(sample(), tmp_path / "b", svg=False)
+    assert set(a) == {"json", "dot", "graphml", "mermaid", "text", "html"}
     assert sorted(p.name for p in a.values()) == sorted(
-        ["trace.json", "trace.dot", "trace.graphml", "trace.mmd", "trace.txt"]
+        ["trace.json", "trace.dot", "trace.graphml", "trace.mmd", "trace.txt", "trace.html"]
     )
     for fmt in a:
         assert a[fmt].parent == tmp_path / "a" / "nested"
         assert a[fmt].read_bytes() == b[fmt].read_bytes(), fmt
-    again = write_bundle(load(a["json"]), tmp_path / "c")  # re-rendering a loaded trace changes nothing
+    again = write_bundle(load(a["json"]), tmp_path / "c", svg=False)  # re-rendering a loaded trace: same
     for fmt in a:
         assert a[fmt].read_bytes() == again[fmt].read_bytes(), fmt
     assert load(a["json"]) == sample()

@@ -4,8 +4,9 @@ A trace document (schema ``groupcheck-trace/1``) is plain JSON data. :func:`vali
 :func:`dump` check, read and write it; :func:`changed_fields` computes a step's ``changed`` list.
 :func:`to_graph` turns a document into a networkx graph (a node per state, an edge per step), and every
 rendering is written from that graph: Graphviz DOT (:func:`to_dot`), GraphML (:func:`write_graphml`), a
-Mermaid sequence diagram (:func:`to_mermaid`) and a plain-text narration (:func:`narrate`);
-:func:`write_bundle` writes them all into one folder.
+Mermaid sequence diagram (:func:`to_mermaid`), a plain-text narration (:func:`narrate`),
+a self-contained HTML viewer (:func:`to_html`), and ``trace.svg`` drawn by Graphviz when it is installed
+(:func:`render_svg`); :func:`write_bundle` writes them all into one folder.
 
 This package depends only on plain data and networkx: it imports nothing from ``checker``, ``model`` or
 ``groupcheck``, so a trace can be rendered without the model that produced it.
@@ -16,19 +17,25 @@ from traces.document import SCHEMA, TraceFormatError, changed_fields, dump, dump
 from traces.dot import to_dot
 from traces.graph import to_graph
 from traces.graphml import write_graphml
+from traces.html import to_html
 from traces.mermaid import to_mermaid
 from traces.narrate import narrate
+from traces.svg import TraceRenderError, dot_program, render_svg
 
 __all__ = [
     "SCHEMA",
     "TraceFormatError",
+    "TraceRenderError",
     "changed_fields",
+    "dot_program",
     "dump",
     "dumps",
     "load",
     "narrate",
+    "render_svg",
     "to_dot",
     "to_graph",
+    "to_html",
     "to_mermaid",
     "validate",
     "write_bundle",

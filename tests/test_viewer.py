@@ -1,0 +1,291 @@
+"""The HTML trace viewer and trace.svg: structure without a browser, behaviour in headless Chromium.
+
+The browser tests drive Debian's Chromium through Playwright. Without Chromium or Playwright they are
+skipped, unless ``GROUPCHECK_REQUIRE_BROWSER=1`` (set by ``.ci/run``), which makes a missing browser a
+failure. The screenshot of the viewer is written to ``test-artifacts/trace-viewer.png``; the README's
+picture (docs/trace-viewer.png) is a copy of it.
+"""
+
+from __future__ import annotations
+
+import copy
+import json
+import os
+import re
+import shutil
+import xml.etree.ElementTree as ET
+from collections.abc import Iterator
+from html import escape
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from groupcheck.cli import main
+from groupcheck.runner import check_scenario
+from tests.test_traces import MESSAGE, PROPERTY, N, sample
+from traces import TraceRenderError, render_svg, to_html, write_bundle
+from traces.html import sequence_svg
+
+ROOT = Path(__file__).resolve().parent.parent
+ARTIFACTS = ROOT / "test-artifacts"
+SVG_NS = "{http://www.w3.org/2000/svg}"
+REQUIRE_BROWSER = os.environ.get("GROUPCHECK_REQUIRE_BROWSER") == "1"
+REQUIRE_GRAPHVIZ = os.environ.get("GROUPCHECK_REQUIRE_GRAPHVIZ") == "1"
+
+
+def _embedded(html: str, element_id: str) -> Any:
+    m = re.search(rf'<script type="application/json" id="{element_id}">(.*?)</script>', html, re.S)
+    assert m is not None, element_id
+    return json.loads(m.group(1))
+
+
+def _svg(html: str) -> ET.Element:
+    m = re.search(r"<svg .*?</svg>", html, re.S)
+    assert m is not None
+    return ET.fromstring(m.group(0))
+
+
+# ------------------------------------------------------------------------------------ without a browser
+
+
+def test_page_is_deterministic_and_self_contained() -> None:
+    html = to_html(sample())
+    assert html == to_html(copy.deepcopy(sample()))
+    assert html.startswith("<!DOCTYPE html>")
+    # nothing to fetch: no external scripts, styles, images, fonts or frames
+    for pattern in (r"<link\b", r"\bsrc=", r"\bhref=", r"@import", r"url\((?!#)", r"<iframe\b"):
+        assert not re.search(pattern, html), pattern
+    assert set(re.findall(r"https?://[^\s\"'<>]+", html)) == {"http://www.w3.org/2000/svg"}  # a namespace
+    assert _embedded(html, "trace-data") == sample()
+
+
+def test_page_states_the_violation_and_the_bounds() -> None:
+    doc = sample()
+    html = to_html(doc)
+    sentence = f"{PROPERTY} is violated at step {N}: {MESSAGE}."
+    assert f'<p id="violation" role="alert">{escape(sentence)}</p>' in html
+    assert escape(f"Within these bounds: {doc['bounds']}.") in html
+    assert escape(f"This state violates {PROPERTY}: {MESSAGE}") in html
+
+
+def test_markup_in_the_trace_stays_text() -> None:
+    doc = sample()
+    evil = "</script><img src=x onerror=alert(1)>&amp;"
+    doc["steps"][0]["label"] = evil
+    doc["steps"][0]["state"]["C1"]["status"] = evil
+    doc["scenario"]["name"] = "<b>name</b>"
+    html = to_html(doc)
+    assert "<img" not in html and "<b>name" not in html
+    assert html.count("</script>") == 3  # exactly the three script elements the page has
+    assert _embedded(html, "trace-data") == doc
+
+
+def test_diagram_has_a_row_per_step_lifelines_and_the_violation() -> None:
+    doc = sample()
+    svg = _svg(to_html(doc))
+    rows = [g for g in svg.iter(f"{SVG_NS}g") if "step" in g.get("class", "").split()]
+    assert [int(g.get("data-step", "-1")) for g in rows] == list(range(N + 1))
+    texts = ["".join(t.itertext()) for t in svg.iter(f"{SVG_NS}text")]
+    for name in doc["lifelines"]:
+        assert name in texts
+    assert any(t.startswith(f"✗ {PROPERTY} violated at step {N}") for t in texts)
+    by_step = {int(g.get("data-step", "-1")): g for g in rows}
+    for step in doc["steps"]:
+        g = by_step[step["index"]]
+        assert step["kind"] in g.get("class", "")
+        title = g.find(f"{SVG_NS}title")
+        assert title is not None and step["label"] in (title.text or "")
+        arrows = [x for x in g.iter(f"{SVG_NS}line") if "msg" in x.get("class", "")]
+        messages = step["src"] and step["dst"] and step["src"] != step["dst"] and step["kind"] != "fault"
+        assert len(arrows) == (1 if messages else 0), step["index"]
+        if step["kind"] == "fault":
+            assert g.find(f"{SVG_NS}rect[@class='faultbox']") is not None or any(
+                "cut" in x.get("class", "") for x in g.iter(f"{SVG_NS}line")
+            )
+
+
+def test_phase_bands_follow_the_steps() -> None:
+    doc = sample()
+    svg = sequence_svg(doc)
+    phases = [s["phase"] for s in doc["steps"]]
+    runs = [p for i, p in enumerate(phases) if p and (i == 0 or phases[i - 1] != p)]
+    assert svg.count('class="phaseband"') == len(runs)
+    for p in set(runs):
+        assert f">phase {p}<" in svg
+
+
+def test_an_empty_trace_still_renders() -> None:
+    doc = sample()
+    doc["steps"] = []
+    doc["violation"]["step"] = 0
+    svg = _svg(to_html(doc))
+    assert [g.get("data-step") for g in svg.iter(f"{SVG_NS}g") if "step" in g.get("class", "")] == ["0"]
+
+
+# ------------------------------------------------------------------------------------------- trace.svg
+
+
+def test_render_svg_without_graphviz_says_how_to_get_it(tmp_path: Path, monkeypatch: Any) -> None:
+    monkeypatch.setattr(shutil, "which", lambda name: None)
+    with pytest.raises(TraceRenderError) as exc:
+        render_svg("digraph { a -> b }", tmp_path / "t.svg")
+    assert str(tmp_path / "t.svg") in str(exc.value) and "apt-get install graphviz" in str(exc.value)
+    stale = tmp_path / "b" / "trace.svg"
+    stale.parent.mkdir()
+    stale.write_text("old")
+    paths = write_bundle(sample(), tmp_path / "b")  # no dot: no svg, and no stale one left behind
+    assert "svg" not in paths and not stale.exists()
+
+
+def test_a_failing_dot_is_one_line_naming_the_file(tmp_path: Path) -> None:
+    fake = tmp_path / "dot"
+    fake.write_text("#!/bin/sh\necho 'Error: syntax error in line 1' >&2\necho more >&2\nexit 3\n")
+    fake.chmod(0o755)
+    with pytest.raises(TraceRenderError) as exc:
+        render_svg("digraph {", tmp_path / "t.svg", program=str(fake))
+    message = str(exc.value)
+    assert "\n" not in message and str(tmp_path / "t.svg") in message
+    assert "exit 3" in message and "syntax error in line 1" in message
+
+
+def test_check_says_plainly_when_graphviz_is_missing(
+    tmp_path: Path, monkeypatch: Any, capsys: pytest.CaptureFixture[str]
+) -> None:
+    monkeypatch.setattr(shutil, "which", lambda name: None)
+    spec = ROOT / "specs" / "switches" / "serve-before-loading-log.toml"
+    assert main(["check", str(spec), "--out", str(tmp_path)]) == 0
+    out = capsys.readouterr().out
+    assert "note: Graphviz's dot is not installed (apt-get install graphviz)" in out
+    assert "trace.html (open it in a browser; also .json .dot .graphml .mmd .txt)" in out
+    assert not (tmp_path / "serve-before-loading-log" / "trace.svg").exists()
+
+
+@pytest.mark.skipif(shutil.which("dot") is None and not REQUIRE_GRAPHVIZ, reason="Graphviz is not installed")
+def test_bundle_draws_trace_svg_with_graphviz(tmp_path: Path) -> None:
+    paths = write_bundle(sample(), tmp_path)
+    assert paths["svg"] == tmp_path / "trace.svg"
+    root = ET.parse(paths["svg"]).getroot()
+    assert root.tag == f"{SVG_NS}svg"
+    nodes = [g for g in root.iter(f"{SVG_NS}g") if g.get("class") == "node"]
+    assert len(nodes) == N + 1  # one box per state, as in the DOT
+    assert any(f"VIOLATES {PROPERTY}:" in "".join(t.itertext()) for t in root.iter(f"{SVG_NS}text"))
+
+
+# ------------------------------------------------------------------------------------ in a real browser
+
+CHROMIUM_ARGS = [
+    "--disable-gpu",
+    "--disable-quic",
+    "--no-first-run",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+]
+
+
+def _chromium() -> str | None:
+    named = os.environ.get("GROUPCHECK_CHROMIUM")
+    return named or shutil.which("chromium") or shutil.which("chromium-browser")
+
+
+@pytest.fixture(scope="module")
+def browser() -> Iterator[Any]:
+    try:
+        from playwright.sync_api import sync_playwright
+    except ImportError:
+        if REQUIRE_BROWSER:
+            pytest.fail("GROUPCHECK_REQUIRE_BROWSER=1 but Playwright is not installed")
+        pytest.skip("Playwright is not installed")
+    exe = _chromium()
+    if exe is None:
+        if REQUIRE_BROWSER:
+            pytest.fail("GROUPCHECK_REQUIRE_BROWSER=1 but there is no Chromium (apt-get install chromium)")
+        pytest.skip("Chromium is not installed (apt-get install chromium)")
+    with sync_playwright() as p:
+        b = p.chromium.launch(executable_path=exe, headless=True, args=CHROMIUM_ARGS)
+        try:
+            yield b
+        finally:
+            b.close()
+
+
+@pytest.fixture(scope="module")
+def viewer(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, dict[str, Any]]:
+    """A real counterexample's viewer page: seed 003's partitioned consumer."""
+    out = tmp_path_factory.mktemp("viewer")
+    o = check_scenario(ROOT / "specs" / "teaching" / "partitioned-consumer-late-revoke.toml", out)
+    assert o.trace_dir is not None
+    doc = json.loads((o.trace_dir / "trace.json").read_text(encoding="utf-8"))
+    return o.trace_dir / "trace.html", doc
+
+
+def _changed_in_table(page: Any) -> list[str]:
+    return sorted(page.eval_on_selector_all("#state tr.changed", "rows => rows.map(r => r.dataset.key)"))
+
+
+def _current_row(page: Any) -> list[str]:
+    return page.eval_on_selector_all("g.step.current", "rows => rows.map(r => r.dataset.step)")
+
+
+def test_stepping_through_the_trace_in_chromium(browser: Any, viewer: tuple[Path, dict[str, Any]]) -> None:
+    path, doc = viewer
+    last = len(doc["steps"])
+    page = browser.new_page(viewport={"width": 1500, "height": 900})
+    requests: list[str] = []
+    errors: list[str] = []
+    page.on("request", lambda r: requests.append(r.url))
+    page.on("pageerror", lambda e: errors.append(str(e)))
+    page.on("console", lambda m: errors.append(m.text) if m.type == "error" else None)
+    url = path.as_uri()
+    page.goto(url)
+    assert page.inner_text("#position") == f"step 0 of {last}"
+    assert _changed_in_table(page) == [] and _current_row(page) == ["0"]
+    assert page.is_disabled("#prev") and not page.is_disabled("#next")
+    actors = page.eval_on_selector_all("#state table.actor", "ts => ts.map(t => t.dataset.actor)")
+    assert actors[: len(doc["lifelines"])] == doc["lifelines"]
+    for step in doc["steps"]:
+        i = step["index"]
+        if i % 2:
+            page.keyboard.press("ArrowRight")
+        else:
+            page.click("#next")
+        assert page.inner_text("#position") == f"step {i} of {last}"
+        assert _changed_in_table(page) == sorted(step["changed"]), i
+        assert _current_row(page) == [str(i)]
+        title = page.inner_text("#step-title")
+        assert title.startswith(f"{i}. {step['kind']} by {step['actor']}: ") and step["label"] in title
+        # every changed field shows its new value and what it was
+        for key in step["changed"]:
+            actor, field = key.split(".", 1)
+            cell = page.inner_text(f'#state tr[data-key="{key}"] td.value')
+            assert cell.startswith(_shown(step["state"][actor][field])) and "was " in cell
+        assert page.is_visible("#violation-banner") == (i == doc["violation"]["step"])
+    assert page.is_disabled("#next") and page.is_disabled("#last")
+    sentence = f"{doc['property']['name']} is violated at step {last}: {doc['violation']['message']}."
+    assert page.inner_text("#violation") == sentence
+    assert doc["violation"]["message"] in page.inner_text("#violation-banner")
+    ARTIFACTS.mkdir(exist_ok=True)
+    page.screenshot(path=str(ARTIFACTS / "trace-viewer.png"))
+    page.keyboard.press("ArrowLeft")
+    assert page.inner_text("#position") == f"step {last - 1} of {last}"
+    assert not page.is_visible("#violation-banner")
+    page.keyboard.press("Home")
+    assert page.inner_text("#position") == f"step 0 of {last}"
+    page.keyboard.press("End")
+    assert page.inner_text("#position") == f"step {last} of {last}"
+    page.click("#row-3")  # a click on a diagram row jumps there
+    assert page.inner_text("#position") == f"step 3 of {last}" and _current_row(page) == ["3"]
+    assert page.evaluate("location.hash") == "#step-3"
+    page.goto(url + "#step-5")  # a link to a step opens at that step
+    page.reload()
+    assert page.inner_text("#position") == f"step 5 of {last}"
+    assert _changed_in_table(page) == sorted(doc["steps"][4]["changed"])
+    assert errors == []
+    assert {r.split("#")[0] for r in requests} == {url}  # the page fetched nothing but itself
+    page.close()
+
+
+def _shown(value: Any) -> str:
+    """A value as the page shows it (strings bare, the rest as JSON.stringify writes it)."""
+    return value if isinstance(value, str) else json.dumps(value, separators=(",", ":"), ensure_ascii=False)
