@@ -493,7 +493,11 @@ def test_mermaid_unusual_names_and_actors() -> None:
     mmd = to_mermaid(doc)
     assert "participant L1 as B 1" in mmd
     assert "C1->>L1: 1." in mmd
-    assert "Note over C1,log: ⚡ 2. GcPause(C1)" in mmd
+    assert "Note over C1: ⚡ 2. GcPause(C1)" in mmd  # over the lifeline the fault names
+    doc["steps"][1]["label"] = "GcPause(somebody)"  # names no lifeline: the note spans them all
+    assert "Note over C1,log: ⚡ 2. GcPause(somebody)" in to_mermaid(doc)
+    doc["steps"][1]["label"] = "CutLink(C1, B 1)"  # names two: the note spans from one to the other
+    assert "Note over C1,L1: ⚡ 2. CutLink(C1, B 1)" in to_mermaid(doc)
 
 
 @settings(max_examples=60)

@@ -120,6 +120,12 @@ def steps_in_order(g: nx.MultiDiGraph) -> list[dict[str, Any]]:
     return sorted((data for _, _, data in g.edges(data=True)), key=lambda d: d["index"])
 
 
+def lifelines_named(label: str, lifelines: list[str]) -> list[str]:
+    """The lifelines a step's label names as whole words (``CutLink(C2, B1)`` -> C2, B1), in the order
+    of ``lifelines``: where a fault with no message arrow is drawn."""
+    return [x for x in lifelines if re.search(rf"(?<!\w){re.escape(x)}(?!\w)", label)]
+
+
 def as_graph(doc_or_graph: dict[str, Any] | nx.MultiDiGraph) -> nx.MultiDiGraph:
     """``doc_or_graph`` itself if it is a graph, else the graph of the document."""
     return doc_or_graph if isinstance(doc_or_graph, nx.Graph) else to_graph(doc_or_graph)

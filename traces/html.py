@@ -12,13 +12,12 @@ The same document always gives the same bytes.
 from __future__ import annotations
 
 import json
-import re
 from html import escape
 from typing import Any
 
 import networkx as nx
 
-from traces.graph import as_graph, steps_in_order
+from traces.graph import as_graph, lifelines_named, steps_in_order
 
 # the five rebalance phases (docs/MODEL.md; seed 000); 0 = no rebalance under way
 PHASES = {
@@ -60,11 +59,6 @@ def _columns(g: nx.MultiDiGraph, steps: list[dict[str, Any]]) -> list[str]:
     return list(dict.fromkeys(lifelines + extra)) or ["trace"]
 
 
-def _mentioned(label: str, columns: list[str]) -> list[str]:
-    """The lifelines a fault's label names (``CutLink(C2, B1)`` -> C2, B1), in column order."""
-    return [c for c in columns if re.search(rf"(?<![\w]){re.escape(c)}(?![\w])", label)]
-
-
 def _text(x: float, y: float, text: str, cls: str, anchor: str = "middle") -> str:
     return f'<text x="{x:.0f}" y="{y:.0f}" class="{cls}" text-anchor="{anchor}">{escape(text)}</text>'
 
@@ -89,7 +83,7 @@ def _step_row(
     first, last = xs[columns[0]], xs[columns[-1]]
     out: list[str] = []
     if kind == "fault":
-        named = [src, dst] if src in xs and dst in xs else _mentioned(d["label"], columns)
+        named = [src, dst] if src in xs and dst in xs else lifelines_named(d["label"], columns)
         if len(named) >= 2:
             x1, x2 = xs[named[0]], xs[named[-1]]
             out.append(f'<line x1="{x1:.0f}" y1="{y + 6:.0f}" x2="{x2:.0f}" y2="{y + 6:.0f}" class="cut"/>')

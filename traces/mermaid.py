@@ -12,7 +12,7 @@ from typing import Any
 
 import networkx as nx
 
-from traces.graph import as_graph, steps_in_order
+from traces.graph import as_graph, lifelines_named, steps_in_order
 
 _ID = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 _KEYWORDS = {"end", "participant", "actor", "note", "loop", "alt", "else", "opt", "par", "rect", "and"}
@@ -71,8 +71,12 @@ def to_mermaid(doc_or_graph: dict[str, Any] | nx.MultiDiGraph) -> str:
         arrow = src in ids and dst in ids
         if d["kind"] == "fault":
             out.append("    rect rgb(255, 230, 230)")
+            named = lifelines_named(d["label"], columns)
             if arrow:
                 out.append(f"    {ids[src]}-){ids[dst]}: ⚡ {label}")
+            elif d["actor"] not in ids and named:  # an environment fault: over the lifelines it names
+                where = ids[named[0]] + ("" if len(named) == 1 else f",{ids[named[-1]]}")
+                out.append(f"    Note over {where}: ⚡ {label}")
             else:
                 out.append(f"    Note over {over(d['actor'])}: ⚡ {label}")
             out.append("    end")
