@@ -25,7 +25,7 @@ from model.assignor_proofs import DEFAULT_BOUND, Bound, iter_proofs
 from model.assignors import ASSIGNOR_NAMES
 from model.scenario import Scenario, ScenarioError, load_scenario
 from traces import TraceFormatError, TraceRenderError, dot_program, load, narrate
-from traces.bundle import SVG_FILE
+from traces.bundle import SVG_FILE, write_bundle
 from traces.svg import INSTALL_HINT
 
 EXIT_OK, EXIT_UNEXPECTED, EXIT_BAD_INPUT = 0, 1, 2
@@ -174,6 +174,17 @@ def cmd_show(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
+def cmd_render(args: argparse.Namespace) -> int:
+    """Write a trace file's bundle again (the viewer, DOT, Mermaid, ...), e.g. after an upgrade."""
+    source = Path(args.trace)
+    out = Path(args.out) if args.out else source.parent
+    paths = write_bundle(load(source), out)
+    print(f"{paths['html']} (open it in a browser)")
+    if "svg" not in paths:
+        print(f"note: {INSTALL_HINT}")
+    return EXIT_OK
+
+
 def cmd_prove_assignors(args: argparse.Namespace) -> int:
     bound = Bound(args.max_members, args.max_topics, args.max_partitions)
     compact = f"m1..{bound.members} t1..{bound.topics} p0..{bound.partitions}"
@@ -306,6 +317,10 @@ def build_parser() -> argparse.ArgumentParser:
     p = sub.add_parser("show", help="narrate a trace.json in plain text")
     p.add_argument("trace", metavar="TRACE.json")
     p.set_defaults(func=cmd_show)
+    p = sub.add_parser("render", help="write a trace.json's viewer and drawings (trace.html, .dot, .svg...)")
+    p.add_argument("trace", metavar="TRACE.json")
+    p.add_argument("--out", metavar="DIR", help="where to write them (default: the trace's own folder)")
+    p.set_defaults(func=cmd_render)
     p = sub.add_parser("prove-assignors", help="bounded z3 proofs of the assignors' properties")
     limits = {"members": 5, "topics": 4, "partitions": 8}
     for what, letter, low in (("members", "M", 1), ("topics", "T", 1), ("partitions", "P", 0)):

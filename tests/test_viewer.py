@@ -289,3 +289,21 @@ def test_stepping_through_the_trace_in_chromium(browser: Any, viewer: tuple[Path
 def _shown(value: Any) -> str:
     """A value as the page shows it (strings bare, the rest as JSON.stringify writes it)."""
     return value if isinstance(value, str) else json.dumps(value, separators=(",", ":"), ensure_ascii=False)
+
+
+def test_render_rewrites_a_bundle_from_a_trace_file(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    source = tmp_path / "old" / "trace.json"
+    write_bundle(sample(), source.parent, svg=False)
+    (source.parent / "trace.html").unlink()
+    assert main(["render", str(source)]) == 0
+    assert (source.parent / "trace.html").read_text(encoding="utf-8") == to_html(sample())
+    assert main(["render", str(source), "--out", str(tmp_path / "new")]) == 0
+    assert (tmp_path / "new" / "trace.html").exists() and (tmp_path / "new" / "trace.json").exists()
+    assert "(open it in a browser)" in capsys.readouterr().out
+    broken = tmp_path / "broken.json"
+    broken.write_text('{"schema": "groupcheck-trace/1"}')
+    assert main(["render", str(broken)]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith(f"groupcheck: {broken}") and len(err.strip().splitlines()) == 1
