@@ -40,8 +40,8 @@ def _embedded(html: str, element_id: str) -> Any:
     return json.loads(m.group(1))
 
 
-def _svg(html: str) -> ET.Element:
-    m = re.search(r"<svg .*?</svg>", html, re.S)
+def _svg(html: str, element_id: str = "diagram") -> ET.Element:
+    m = re.search(rf'<svg [^>]*id="{element_id}".*?</svg>', html, re.S)
     assert m is not None
     return ET.fromstring(m.group(0))
 
@@ -86,9 +86,9 @@ def test_diagram_has_a_row_per_step_lifelines_and_the_violation() -> None:
     svg = _svg(to_html(doc))
     rows = [g for g in svg.iter(f"{SVG_NS}g") if "step" in g.get("class", "").split()]
     assert [int(g.get("data-step", "-1")) for g in rows] == list(range(N + 1))
+    names = ["".join(t.itertext()) for t in _svg(to_html(doc), "lifelines").iter(f"{SVG_NS}text")]
+    assert names == doc["lifelines"]
     texts = ["".join(t.itertext()) for t in svg.iter(f"{SVG_NS}text")]
-    for name in doc["lifelines"]:
-        assert name in texts
     assert any(t.startswith(f"✗ {PROPERTY} violated at step {N}") for t in texts)
     by_step = {int(g.get("data-step", "-1")): g for g in rows}
     for step in doc["steps"]:
@@ -281,6 +281,15 @@ def test_stepping_through_the_trace_in_chromium(browser: Any, viewer: tuple[Path
     page.reload()
     assert page.inner_text("#position") == f"step 5 of {last}"
     assert _changed_in_table(page) == sorted(doc["steps"][4]["changed"])
+    # in a small window the diagram scrolls; the lifeline names stay on top, the current row below them
+    page.set_viewport_size({"width": 1100, "height": 420})
+    page.keyboard.press("End")
+    pane, names, row = (
+        page.eval_on_selector(sel, "e => { const r = e.getBoundingClientRect(); return [r.top, r.bottom]; }")
+        for sel in ("#diagram-pane", "#lifelines", f"#row-{last}")
+    )
+    assert page.eval_on_selector("#diagram-pane", "e => e.scrollTop") > 0
+    assert abs(names[0] - pane[0]) <= 2 and names[1] <= row[0] and row[1] <= pane[1]
     assert errors == []
     assert {r.split("#")[0] for r in requests} == {url}  # the page fetched nothing but itself
     page.close()

@@ -42,7 +42,8 @@ KIND_COLORS = {
 # layout of the diagram, in px
 GUTTER = 150  # step number and phase, left of the first lifeline
 COLUMN = 170  # distance between lifelines
-HEAD = 44  # lifeline name boxes
+HEAD = 6  # space above the initial-state row (the lifeline names sit in their own sticky strip)
+NAMES = 40  # height of that strip
 ROW = 34  # one step
 CHAR = 6.6  # average width of a 12px sans-serif character, for cutting labels to fit
 
@@ -117,8 +118,9 @@ def _step_row(
 
 
 def sequence_svg(doc_or_graph: dict[str, Any] | nx.MultiDiGraph) -> str:
-    """The inline SVG sequence diagram: a column per lifeline, a row per step (row 0: the initial state),
-    the phase of every step in the left gutter, the violation below the last row."""
+    """The inline SVG sequence diagram: a strip naming the lifelines (kept in view by the page's CSS),
+    then a column per lifeline, a row per step (row 0: the initial state), the phase of every step in the
+    left gutter, the violation below the last row."""
     g = as_graph(doc_or_graph)
     steps = steps_in_order(g)
     columns = _columns(g, steps)
@@ -128,6 +130,16 @@ def sequence_svg(doc_or_graph: dict[str, Any] | nx.MultiDiGraph) -> str:
     height = HEAD + ROW * rows + 70
     bottom = HEAD + ROW * rows
     out = [
+        f'<svg xmlns="http://www.w3.org/2000/svg" id="lifelines" width="{width}" height="{NAMES}" '
+        f'viewBox="0 0 {width} {NAMES}" role="img" aria-label="lifelines">',
+    ]
+    for c in columns:
+        x = xs[c]
+        out.append(f'<line x1="{x:.0f}" y1="30" x2="{x:.0f}" y2="{NAMES}" class="lifeline"/>')
+        out.append(f'<rect x="{x - 45:.0f}" y="4" width="90" height="28" rx="4" class="head"/>')
+        out.append(_text(x, 23, c, "headtext"))
+    out.append("</svg>")
+    out += [
         f'<svg xmlns="http://www.w3.org/2000/svg" id="diagram" width="{width}" height="{height}" '
         f'viewBox="0 0 {width} {height}" role="img" aria-label="sequence diagram of the counterexample">',
         "<defs>",
@@ -156,9 +168,7 @@ def sequence_svg(doc_or_graph: dict[str, Any] | nx.MultiDiGraph) -> str:
         run_start, run_phase = i, p
     for c in columns:
         x = xs[c]
-        out.append(f'<line x1="{x:.0f}" y1="{HEAD - 8}" x2="{x:.0f}" y2="{bottom}" class="lifeline"/>')
-        out.append(f'<rect x="{x - 45:.0f}" y="6" width="90" height="28" rx="4" class="head"/>')
-        out.append(_text(x, 25, c, "headtext"))
+        out.append(f'<line x1="{x:.0f}" y1="0" x2="{x:.0f}" y2="{bottom}" class="lifeline"/>')
     out.append('<g class="step" id="row-0" data-step="0"><title>0. initial state</title>')
     out.append(f'<rect x="0" y="{HEAD}" width="{width}" height="{ROW}" class="hit"/>')
     out.append(_text(GUTTER - 10, HEAD + ROW / 2 + 4, "initial state", "stepno", "end"))
@@ -221,6 +231,8 @@ svg text { font-family: system-ui, -apple-system, "Segoe UI", Helvetica, Arial, 
 .lifeline { stroke: #999; stroke-dasharray: 4 4; }
 .head { fill: #f0f0f0; stroke: #666; }
 .headtext { font-size: 13px; font-weight: 700; }
+#lifelines { position: sticky; top: 0; z-index: 1; background: #fff; display: block; }
+#diagram { display: block; }
 .stepno { font-size: 12px; fill: #666; }
 .phasename { font-size: 10px; fill: #666; }
 .label { font-size: 12px; }
@@ -270,11 +282,12 @@ _JS = """
     return td;
   }
   // scroll only inside the pane (scrollIntoView would move the whole page)
-  function reveal(el, pane) {
+  function reveal(el, pane, inset) {
     if (!el || !pane) { return; }
     const r = el.getBoundingClientRect();
     const p = pane.getBoundingClientRect();
-    if (r.top < p.top) { pane.scrollTop -= p.top - r.top + 8; }
+    const top = p.top + (inset || 0);
+    if (r.top < top) { pane.scrollTop -= top - r.top + 8; }
     else if (r.bottom > p.bottom) { pane.scrollTop += r.bottom - p.bottom + 8; }
   }
   function render() {
@@ -330,7 +343,9 @@ _JS = """
       reveal(first.closest("table").querySelector("caption"), pane);
       reveal(first, pane);
     }
-    reveal(document.getElementById("row-" + current), document.getElementById("diagram-pane"));
+    const names = document.getElementById("lifelines");
+    reveal(document.getElementById("row-" + current), document.getElementById("diagram-pane"),
+           names ? names.getBoundingClientRect().height : 0);
     document.getElementById("position").textContent = "step " + current + " of " + last;
     document.getElementById("first").disabled = current === 0;
     document.getElementById("prev").disabled = current === 0;
