@@ -152,12 +152,15 @@ def _story(description: str, width: int = 90) -> str:
 
 def cmd_list(args: argparse.Namespace) -> int:
     scenarios = _load_all(args.paths)
-    print(f"{'scenario':<40} {'protocol':<12} {'faults':<50} {'expected':<36} story")
+    rows = [("scenario", "protocol", "faults", "expected", "story")]
     for sc in scenarios:
         expected = sc.expect_verdict + (f" {sc.expect_property}" if sc.expect_property else "")
         off = sc.switches_off
         story = _story(sc.description) + (f" [off: {', '.join(off)}]" if off else "")
-        print(f"{sc.name:<40} {sc.config.protocol:<12} {sc.faults:<50} {expected:<36} {story}")
+        rows.append((sc.name, sc.config.protocol, sc.faults, expected, story))
+    widths = [max(len(r[i]) for r in rows) for i in range(4)]  # columns as wide as their longest entry
+    for r in rows:
+        print(" ".join(f"{cell:<{w}}" for cell, w in zip(r, widths, strict=False)) + " " + r[4])
     print(f"{len(scenarios)} scenarios")
     return EXIT_OK
 
