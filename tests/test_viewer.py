@@ -105,6 +105,23 @@ def test_diagram_has_a_row_per_step_lifelines_and_the_violation() -> None:
             )
 
 
+def test_a_cut_is_red_and_a_heal_green_between_the_lifelines_they_name() -> None:
+    doc = sample()
+    fault = next(s for s in doc["steps"] if s["kind"] == "fault")
+    for action, cls in (("CutLink", "cut"), ("HealLink", "heal")):
+        fault.update(action=action, actor="env", label=f"{action}(C1, B1)", src=None, dst=None)
+        svg = _svg(to_html(doc))
+        row = next(g for g in svg.iter(f"{SVG_NS}g") if g.get("data-step") == str(fault["index"]))
+        lines = [x for x in row.iter(f"{SVG_NS}line") if x.get("class") == cls]
+        assert len(lines) == 1, action
+        xs = {float(lines[0].get("x1", "0")), float(lines[0].get("x2", "0"))}
+        heads = {
+            "".join(t.itertext()): float(t.get("x", "0"))
+            for t in _svg(to_html(doc), "lifelines").iter(f"{SVG_NS}text")
+        }
+        assert xs == {heads["C1"], heads["B1"]}  # from one named lifeline to the other
+
+
 def test_phase_bands_follow_the_steps() -> None:
     doc = sample()
     svg = sequence_svg(doc)

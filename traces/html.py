@@ -87,8 +87,17 @@ def _step_row(
         named = [src, dst] if src in xs and dst in xs else lifelines_named(d["label"], columns)
         if len(named) >= 2:
             x1, x2 = xs[named[0]], xs[named[-1]]
-            out.append(f'<line x1="{x1:.0f}" y1="{y + 6:.0f}" x2="{x2:.0f}" y2="{y + 6:.0f}" class="cut"/>')
-            out.append(_text((x1 + x2) / 2, y - 2, _fit("⚡ " + label, max(x2 - x1, COLUMN) + 40), "fault"))
+            heal = d["action"].startswith("Heal")  # a link coming back: green, not the red of a cut
+            out.append(
+                f'<line x1="{x1:.0f}" y1="{y + 6:.0f}" x2="{x2:.0f}" y2="{y + 6:.0f}" '
+                f'class="{"heal" if heal else "cut"}"/>'
+            )
+            text = ("" if heal else "⚡ ") + label
+            out.append(
+                _text(
+                    (x1 + x2) / 2, y - 2, _fit(text, max(x2 - x1, COLUMN) + 40), "healed" if heal else "fault"
+                )
+            )
         elif len(named) == 1 or actor in xs:
             out.append(_box(xs[named[0] if named else actor], y, "⚡ " + label, COLUMN * 1.8, "faultbox"))
         else:
@@ -245,6 +254,8 @@ svg text { font-family: system-ui, -apple-system, "Segoe UI", Helvetica, Arial, 
 .faultbox { fill: #fde2e4; stroke: #c8102e; stroke-width: 2; }
 .cut { stroke: #c8102e; stroke-width: 2.5; stroke-dasharray: 2 4; }
 .fault { font-size: 12px; fill: #c8102e; font-weight: 700; }
+.heal { stroke: #2e7d32; stroke-width: 2.5; stroke-dasharray: 8 3; }
+.healed { font-size: 12px; fill: #2e7d32; font-weight: 700; }
 .boxtext { font-size: 12px; }
 .hit { fill: transparent; }
 g.step { cursor: pointer; }
