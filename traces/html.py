@@ -74,9 +74,7 @@ def _box(cx: float, y: float, text: str, width: float, cls: str) -> str:
     )
 
 
-def _step_row(
-    d: dict[str, Any], y: float, xs: dict[str, float], columns: list[str], width: float
-) -> list[str]:
+def _step_row(d: dict[str, Any], y: float, xs: dict[str, float], columns: list[str]) -> list[str]:
     """The SVG of one step's drawing (arrow, box or band) at row centre ``y``."""
     kind, label = d["kind"], f"{d['index']}. {d['label']}"
     src, dst, actor = d.get("src"), d.get("dst"), d["actor"]
@@ -93,11 +91,8 @@ def _step_row(
                 f'class="{"heal" if heal else "cut"}"/>'
             )
             text = ("" if heal else "⚡ ") + label
-            out.append(
-                _text(
-                    (x1 + x2) / 2, y - 2, _fit(text, max(x2 - x1, COLUMN) + 40), "healed" if heal else "fault"
-                )
-            )
+            room = max(x2 - x1, COLUMN) + 40
+            out.append(_text((x1 + x2) / 2, y - 2, _fit(text, room), "healed" if heal else "fault"))
         elif len(named) == 1 or actor in xs:
             out.append(_box(xs[named[0] if named else actor], y, "⚡ " + label, COLUMN * 1.8, "faultbox"))
         else:
@@ -190,7 +185,7 @@ def sequence_svg(doc_or_graph: dict[str, Any] | nx.MultiDiGraph) -> str:
         out.append(f'<g class="step k-{d["kind"]}" id="row-{i}" data-step="{i}"><title>{escape(tip)}</title>')
         out.append(f'<rect x="0" y="{y}" width="{width}" height="{ROW}" class="hit"/>')
         out.append(_text(GUTTER - 10, y + ROW / 2 + 4, f"{i}", "stepno", "end"))
-        out += _step_row(d, y + ROW / 2, xs, columns, width)
+        out += _step_row(d, y + ROW / 2, xs, columns)
         out.append("</g>")
     message = f"✗ {g.graph['property']} violated at step {g.graph['violation_step']}: {g.graph['violation']}"
     out.append(
