@@ -307,6 +307,20 @@ def test_stepping_through_the_trace_in_chromium(browser: Any, viewer: tuple[Path
     )
     assert page.eval_on_selector("#diagram-pane", "e => e.scrollTop") > 0
     assert abs(names[0] - pane[0]) <= 2 and names[1] <= row[0] and row[1] <= pane[1]
+    # and the state pane keeps the step's title and the violation in view above the changed fields
+    state, banner, changed = (
+        page.eval_on_selector(sel, "e => { const r = e.getBoundingClientRect(); return [r.top, r.bottom]; }")
+        for sel in ("#state-pane", "#violation-banner", "#state tr.changed")
+    )
+    assert state[0] <= banner[0] and banner[1] <= changed[0] and changed[1] <= state[1]
+    deep = next(s for s in doc["steps"] if all(not k.startswith("C") for k in s["changed"]))  # no consumer
+    page.click(f"#row-{deep['index']}")  # its changed fields lie below the consumers' tables: pane scrolls
+    state, title, changed = (  # (the click may have scrolled the window: measure the pane again)
+        page.eval_on_selector(sel, "e => { const r = e.getBoundingClientRect(); return [r.top, r.bottom]; }")
+        for sel in ("#state-pane", "#step-title", "#state tr.changed")
+    )
+    assert page.eval_on_selector("#state-pane", "e => e.scrollTop") > 0
+    assert state[0] <= title[0] and title[1] <= changed[0] and changed[1] <= state[1]
     assert errors == []
     assert {r.split("#")[0] for r in requests} == {url}  # the page fetched nothing but itself
     page.close()

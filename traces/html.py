@@ -217,6 +217,8 @@ main { display: flex; gap: 16px; padding: 12px 20px; align-items: flex-start; }
 #controls button:disabled { opacity: 0.4; cursor: default; }
 #position { font-weight: 600; min-width: 9ch; }
 .hint { color: #777; font-size: 12px; }
+#step-head { position: sticky; top: -10px; z-index: 1; background: #fff; padding: 10px 0 2px;
+  margin: -10px 0 0; }
 #step-title { font-weight: 600; margin: 0 0 4px; }
 #step-phase { color: #555; font-size: 13px; margin: 0 0 8px; }
 #violation-banner { display: none; margin: 0 0 8px; padding: 6px 10px; border-radius: 6px;
@@ -344,10 +346,11 @@ _JS = """
     });
     const first = box.querySelector("tr.changed");
     const pane = document.getElementById("state-pane");
-    pane.scrollTop = 0;  // the step's title and any violation first, then its first changed actor
+    pane.scrollTop = 0;  // the step's title and any violation stay on top; below them its first changed actor
     if (first) {
-      reveal(first.closest("table").querySelector("caption"), pane);
-      reveal(first, pane);
+      const head = document.getElementById("step-head").getBoundingClientRect().height;
+      reveal(first.closest("table").querySelector("caption"), pane, head);
+      reveal(first, pane, head);
     }
     const names = document.getElementById("lifelines");
     reveal(document.getElementById("row-" + current), document.getElementById("diagram-pane"),
@@ -429,9 +432,11 @@ def to_html(doc: dict[str, Any], graph: nx.MultiDiGraph | None = None) -> str:
         "<main>",
         f'<div id="diagram-pane">{sequence_svg(g)}</div>',
         '<section id="state-pane" aria-live="polite">',
+        '<div id="step-head">',
         '<p id="step-title"></p>',
         '<p id="step-phase"></p>',
         f'<p id="violation-banner">This state violates {escape(prop)}: {escape(message)}</p>',
+        "</div>",
         '<div id="state"></div>',
         "</section>",
         "</main>",
