@@ -20,7 +20,7 @@ from checker import CheckerError, Stats
 from checker.spark import DEFAULT_MASTER, check_master
 from groupcheck.report import junit_xml
 from groupcheck.runner import ENGINES, CheckOutcome, check_scenario, replay_trace, scenario_files
-from groupcheck.sweep import SweepError, load_sweep, run_sweep
+from groupcheck.sweep import SweepError, load_sweep, run_sweep, verdict_counts
 from model.assignor_proofs import DEFAULT_BOUND, Bound, iter_proofs
 from model.assignors import ASSIGNOR_NAMES
 from model.scenario import Scenario, ScenarioError, load_scenario
@@ -226,12 +226,9 @@ def cmd_sweep(args: argparse.Namespace) -> int:
     points = sweep.points()
     print(f"sweep {sweep.name}: {len(points)} scenarios as Spark tasks on {args.master}")
     rows = run_sweep(sweep, out, master=args.master)
-    counts: dict[str, int] = {}
-    for r in rows:
-        counts[r["verdict"]] = counts.get(r["verdict"], 0) + 1
-    print(", ".join(f"{n} {v}" for v, n in sorted(counts.items())))
+    print(verdict_counts(rows))
     print(f"results: {out}/results.parquet, {out}/results.csv, {out}/summary.md")
-    return EXIT_UNEXPECTED if counts.get("error") else EXIT_OK
+    return EXIT_UNEXPECTED if any(r["verdict"] == "error" for r in rows) else EXIT_OK
 
 
 def _at_most(limit: int) -> Callable[[str], int]:

@@ -18,6 +18,7 @@ import itertools
 import json
 import time
 import tomllib
+from collections import Counter
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -189,17 +190,19 @@ def run_sweep(
     return results
 
 
+def verdict_counts(rows: list[dict[str, Any]]) -> str:
+    """How many rows have each verdict ("56 holds, 4 violated"), verdicts in alphabetical order."""
+    return ", ".join(f"{n} {v}" for v, n in sorted(Counter(r["verdict"] for r in rows).items()))
+
+
 def summary_markdown(sweep: Sweep, rows: list[dict[str, Any]]) -> str:
     axes = [a for a, _ in sweep.axes]
-    counts: dict[str, int] = {}
-    for r in rows:
-        counts[r["verdict"]] = counts.get(r["verdict"], 0) + 1
     lines = [
         f"# Sweep {sweep.name}",
         "",
         sweep.description.strip(),
         "",
-        f"{len(rows)} scenarios: " + ", ".join(f"{n} {v}" for v, n in sorted(counts.items())) + ".",
+        f"{len(rows)} scenarios: {verdict_counts(rows)}.",
         "Each verdict holds only within its scenario's bounds (column *bounds* of results.csv).",
         "",
         "| " + " | ".join([*axes, "verdict", "property", "states", "depth", "seconds"]) + " |",

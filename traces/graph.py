@@ -120,6 +120,14 @@ def steps_in_order(g: nx.MultiDiGraph) -> list[dict[str, Any]]:
     return sorted((data for _, _, data in g.edges(data=True)), key=lambda d: d["index"])
 
 
+def diagram_columns(g: nx.MultiDiGraph, steps: list[dict[str, Any]]) -> list[str]:
+    """The columns of a sequence diagram: the declared lifelines, then any message source or target
+    outside them; never none (a single ``trace`` column to hang notes on)."""
+    lifelines = [str(x) for x in g.graph["lifelines"]]
+    extra = [x for d in steps for x in (d.get("src"), d.get("dst")) if isinstance(x, str) and x]
+    return list(dict.fromkeys(lifelines + extra)) or ["trace"]
+
+
 def lifelines_named(label: str, lifelines: list[str]) -> list[str]:
     """The lifelines a step's label names as whole words (``CutLink(C2, B1)`` -> C2, B1), in the order
     of ``lifelines``: where a fault with no message arrow is drawn."""

@@ -17,7 +17,7 @@ from typing import Any
 
 import networkx as nx
 
-from traces.graph import as_graph, lifelines_named, steps_in_order
+from traces.graph import as_graph, diagram_columns, lifelines_named, steps_in_order
 
 # the five rebalance phases (docs/MODEL.md; seed 000); 0 = no rebalance under way
 PHASES = {
@@ -52,12 +52,6 @@ def _fit(text: str, width: float) -> str:
     """``text`` cut (with an ellipsis) to about ``width`` px."""
     room = max(4, int(width / CHAR))
     return text if len(text) <= room else text[: room - 1] + "…"
-
-
-def _columns(g: nx.MultiDiGraph, steps: list[dict[str, Any]]) -> list[str]:
-    lifelines = [str(x) for x in g.graph["lifelines"]]
-    extra = [x for d in steps for x in (d.get("src"), d.get("dst")) if isinstance(x, str) and x]
-    return list(dict.fromkeys(lifelines + extra)) or ["trace"]
 
 
 def _text(x: float, y: float, text: str, cls: str, anchor: str = "middle") -> str:
@@ -127,7 +121,7 @@ def sequence_svg(doc_or_graph: dict[str, Any] | nx.MultiDiGraph) -> str:
     left gutter, the violation below the last row."""
     g = as_graph(doc_or_graph)
     steps = steps_in_order(g)
-    columns = _columns(g, steps)
+    columns = diagram_columns(g, steps)
     xs = {c: GUTTER + COLUMN * (i + 0.5) for i, c in enumerate(columns)}
     width = GUTTER + COLUMN * len(columns) + 20
     rows = len(steps) + 1

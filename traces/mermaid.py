@@ -12,7 +12,7 @@ from typing import Any
 
 import networkx as nx
 
-from traces.graph import as_graph, lifelines_named, steps_in_order
+from traces.graph import as_graph, diagram_columns, lifelines_named, steps_in_order
 
 _ID = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 _KEYWORDS = {"end", "participant", "actor", "note", "loop", "alt", "else", "opt", "par", "rect", "and"}
@@ -40,16 +40,8 @@ def _ids(names: list[str]) -> dict[str, str]:
 def to_mermaid(doc_or_graph: dict[str, Any] | nx.MultiDiGraph) -> str:
     """The ``sequenceDiagram`` text of a trace document or of its graph."""
     g = as_graph(doc_or_graph)
-    lifelines = [str(x) for x in g.graph["lifelines"]]
     steps = steps_in_order(g)
-    # actors, sources or targets outside the declared lifelines still get a column (after them)
-    extra = [
-        x
-        for d in steps
-        for x in (d.get("src"), d.get("dst"))
-        if isinstance(x, str) and x and x not in lifelines
-    ]
-    columns = lifelines + list(dict.fromkeys(extra)) or ["trace"]  # never zero columns to hang notes on
+    columns = diagram_columns(g, steps)
     ids = _ids(columns)
     span = f"{ids[columns[0]]},{ids[columns[-1]]}" if len(columns) > 1 else ids[columns[0]]
 
