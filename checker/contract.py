@@ -20,7 +20,12 @@ Hooks for later engines, with neutral defaults today:
   (e.g. interchangeable processes): two states get the same one exactly when a renaming the model's rules
   do not notice maps one onto the other. The engine's symmetry reduction (on unless ``symmetry=False``)
   keeps one state per class. The default is ``fingerprint``: no symmetry;
-* ``is_terminal(state)`` marks states where stopping is fine (no deadlock is reported there).
+* ``is_terminal(state)`` marks states where stopping is fine (no deadlock is reported there);
+* ``action_label(action)`` names an action's kind for the coverage report (default: its type's name);
+* ``probes()`` are named questions about transitions — "did a step ever do X?" — that the engine asks
+  of every candidate action of every expanded state, until each is first answered yes; the result's
+  :class:`~checker.result.Coverage` lists those answered yes. A model uses them to tell a vacuous run
+  (a fault never injected, a mechanism never reached) from one that looked. Default: none.
 """
 
 from __future__ import annotations
@@ -49,6 +54,16 @@ class Property(Generic[S]):
 
     def holds(self, state: S) -> bool:
         return bool(self.condition(state))
+
+
+@dataclass(frozen=True, slots=True)
+class Probe(Generic[S, A]):
+    """A coverage question: ``test(state, action, successor)`` — ``successor`` is ``None`` where the
+    action is not enabled — says whether this step exercises what the probe looks for. It must not depend
+    on anything but its arguments (and, under symmetry reduction, not on which process is which)."""
+
+    name: str
+    test: Callable[[S, A, S | None], bool]
 
 
 def always(name: str, condition: Callable[[S], bool], description: str = "") -> Property[S]:
@@ -82,3 +97,9 @@ class Model(Generic[S, A]):
 
     def actor(self, action: A) -> Hashable:
         return None
+
+    def action_label(self, action: A) -> str:
+        return type(action).__name__
+
+    def probes(self) -> Sequence[Probe[S, A]]:
+        return ()
