@@ -6,29 +6,42 @@ them. The search runs level by level: each worker expands its part of the fronti
 about the fingerprints of the successors it owns (all-to-all); owners answer which are new, deciding in
 worker order, and only those states are sent (pickling a state costs far more than generating it, and
 most successors are duplicates). Then the next level begins. Distinct and generated counts and the depth
-are those of :func:`checker.search.bfs`; the counterexample is a shortest one (the same length as the
-single-process search's, possibly another path of that length: the one ending in the smallest
-fingerprint among the level's violations, so it is the same on every run).
+are those of :func:`checker.search.bfs`, and so is the counterexample: every engine finishes the level
+where a violation turns up, reports the smallest (depth, fingerprint, property) and gives each state the
+parent with the smallest fingerprint in the level before (owners grant a new state to the asker with the
+smallest parent), so the result does not depend on the number of workers or on timing.
 
 Workers are forked (Linux), so they inherit the model; states travel between them pickled through
 pipes — the engine's own values between its own processes, never a user's file. Each worker writes its
-parent links to its own file; the parent process merges them to rebuild a counterexample.
+parent links to its own anonymous file, made by the parent before the fork (nothing is left on disk
+however a run ends); the parent process reads them all to rebuild a counterexample.
 """
 
 from __future__ import annotations
 
 import multiprocessing as mp
+import signal
 import threading
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from multiprocessing.connection import Connection
 from typing import Any
 
 from checker.contract import Model
 from checker.errors import ModelError
 from checker.fingerprint import validate_canonical
-from checker.result import Result, Stats, Verdict
-from checker.search import DEADLOCK, _first_violation, _invariants, expand, fingerprint_fn, rebuild
+from checker.result import Coverage, Result, Stats, Verdict
+from checker.search import (
+    DEADLOCK,
+    STOP_POLL_EVERY,
+    CoverageCounter,
+    StopHook,
+    _first_violation,
+    _invariants,
+    expand,
+    fingerprint_fn,
+    rebuild,
+)
 from checker.store import FingerprintSet, LinkFiles, ParentLog
 
 
@@ -45,6 +58,17 @@ def _exchange(k: int, outgoing: list[list[Any]], outs: list[Any], ins: list[Any]
     return received
 
 
+def _ignore_signals(stop: Any) -> None:
+    """In a worker: Ctrl-C (sent to the whole process group) and SIGTERM set the shared stop flag, and
+    the search winds down at the next check, so every worker reports and cleans up."""
+
+    def handler(signum: int, frame: Any) -> None:
+        stop.set()
+
+    signal.signal(signal.SIGINT, handler)
+    signal.signal(signal.SIGTERM, handler)
+
+
 def _worker(
     k: int,
     n: int,
@@ -56,15 +80,20 @@ def _worker(
     control: Connection,
     outs: list[Any],
     ins: list[Any],
+    parents: ParentLog,
+    stop: Any,
+    should_stop: StopHook | None,
 ) -> None:
+    _ignore_signals(stop)
     invariants = _invariants(model, props)
     fp_of = fingerprint_fn(model, symmetry)
+    cover = CoverageCounter(model)
     visited = FingerprintSet()
-    parents = ParentLog()
     frontier: list[tuple[Any, int]] = []
     generated = 0
     violations: list[tuple[int, int, str]] = []  # (depth, fingerprint, property)
     depth_limited = False
+    reason: str | None = None
     for state in model.init_states():
         fp = fp_of(state)
         if fp % n == k:
@@ -76,29 +105,49 @@ def _worker(
                 frontier.append((state, fp))
     depth = 0
     while True:
-        control.send((len(visited), generated, bool(frontier), violations, depth_limited))
+        control.send((len(visited), generated, bool(frontier), violations, depth_limited, reason))
         if control.recv() == "stop":
             break
         limited = max_depth is not None and depth >= max_depth
-        # successors by owner, the first occurrence of each fingerprint: fp -> (state, parent fp, action)
+        # successors by owner, each with its smallest parent fingerprint: fp -> (state, parent fp, action)
         cands: list[dict[int, tuple[Any, int, int]]] = [{} for _ in range(n)]
-        for state, fp in frontier:
+        for polled, (state, fp) in enumerate(frontier):
             if limited:
                 depth_limited = True
                 continue
-            succ = expand(model, state, fp_of)
+            if polled % STOP_POLL_EVERY == 0 and reason is None:
+                reason = "interrupted" if stop.is_set() else (should_stop() if should_stop else None)
+                if reason is not None:
+                    stop.set()
+            if stop.is_set():  # abandon the level: its successors are not counted
+                reason = reason or "interrupted"
+                break
+            succ = expand(model, state, fp_of, cover)
             generated += len(succ)
             for i, nxt, nfp in succ:
                 bucket = cands[nfp % n]
-                if nfp not in bucket:
+                have = bucket.get(nfp)
+                if have is None or fp < have[1]:
                     bucket[nfp] = (nxt, fp, i)
             if not succ and check_deadlock and not model.is_terminal(state):
                 violations.append((depth, fp, DEADLOCK))
-        # 1. every owner is asked about fingerprints only (cheap to send); 2. it answers which are new,
-        # deciding in worker order so the outcome does not depend on timing; 3. only those states travel
-        asked = _exchange(k, [list(c) for c in cands], outs, ins)
-        asked.insert(k, list(cands[k]))
-        granted: list[list[int]] = [[fp for fp in fps if visited.add(fp)] for fps in asked]
+        # 1. every owner is asked about (fingerprint, smallest parent) pairs only (cheap to send); 2. it
+        # grants each new fingerprint to the asker with the smallest parent, so the outcome depends neither
+        # on timing nor on how many workers there are; 3. only the granted states travel
+        asked = _exchange(k, [[(f, c[1]) for f, c in bucket.items()] for bucket in cands], outs, ins)
+        asked.insert(k, [(f, c[1]) for f, c in cands[k].items()])
+        best: dict[int, tuple[int, int]] = {}  # new fingerprint -> (parent fp, asker)
+        for j, pairs in enumerate(asked):
+            for f, pfp in pairs:
+                have = best.get(f)
+                if have is not None:
+                    if pfp < have[0]:
+                        best[f] = (pfp, j)
+                elif visited.add(f):
+                    best[f] = (pfp, j)
+        granted: list[list[int]] = [[] for _ in range(n)]
+        for f, (_, j) in best.items():
+            granted[j].append(f)
         wanted = _exchange(k, granted, outs, ins)
         wanted.insert(k, [])
         sent = [[(fp, *cands[j][fp]) for fp in wanted[j]] if j != k else [] for j in range(n)]
@@ -113,7 +162,8 @@ def _worker(
                 if bad is not None:
                     violations.append((depth, nfp, bad))
                 frontier.append((nxt, nfp))
-    control.send((parents.detach(), visited.nbytes))
+    parents.finish()
+    control.send((visited.nbytes, cover.result()))
 
 
 def parallel_bfs(
@@ -125,9 +175,13 @@ def parallel_bfs(
     max_depth: int | None = None,
     max_states: int | None = None,
     check_deadlock: bool = True,
+    progress: Callable[[Stats], None] | None = None,
+    should_stop: StopHook | None = None,
 ) -> Result:
-    """:func:`checker.search.bfs` over ``workers`` forked processes. ``max_states`` is checked between
-    levels (the search may overshoot it by up to one level) and gives :attr:`Verdict.INCOMPLETE`."""
+    """:func:`checker.search.bfs` over ``workers`` forked processes, with the same counts, depth,
+    coverage, verdict and counterexample. ``max_states`` is checked between levels (the search may
+    overshoot it by up to one level) and gives :attr:`Verdict.INCOMPLETE`. ``should_stop`` is asked in
+    every worker (a forked copy); Ctrl-C or SIGTERM to a worker stops them all."""
     if workers < 1:
         raise ModelError(f"workers must be at least 1, got {workers}")
     _invariants(model, properties)  # unknown property names fail here, in the caller's process
@@ -139,30 +193,42 @@ def parallel_bfs(
     ctx = mp.get_context("fork")
     pipes = [[ctx.Pipe() if i != j else None for j in range(workers)] for i in range(workers)]
     controls = [ctx.Pipe() for _ in range(workers)]
+    stop = ctx.Event()
+    logs = [ParentLog() for _ in range(workers)]  # anonymous files, inherited by the workers
     procs = []
     props = list(properties) if properties is not None else None
     for k in range(workers):
         outs = [pipes[k][j][0] if j != k else None for j in range(workers)]  # type: ignore[index]
         ins = [pipes[j][k][1] if j != k else None for j in range(workers)]  # type: ignore[index]
         args = (k, workers, model, props, symmetry, check_deadlock, max_depth, controls[k][1], outs, ins)
-        procs.append(ctx.Process(target=_worker, args=args, daemon=True))
+        procs.append(ctx.Process(target=_worker, args=(*args, logs[k], stop, should_stop), daemon=True))
     for p in procs:
         p.start()
-    depth = 0
+    depth = deepest = 0
     violations: list[tuple[int, int, str]] = []
     distinct = generated = 0
-    capped = False
-    limited = False
+    capped = limited = False
+    reason: str | None = None
     try:
         while True:
-            reports = [c[0].recv() for c in controls]
+            try:
+                reports = [c[0].recv() for c in controls]
+            except KeyboardInterrupt:  # Ctrl-C reached the workers too: collect their reports
+                stop.set()
+                reports = [c[0].recv() for c in controls]
+            before = distinct
             distinct = sum(r[0] for r in reports)
+            if distinct > before and depth > 0:
+                deepest = depth
             generated = sum(r[1] for r in reports)
             limited = any(r[4] for r in reports)
+            reason = next((r[5] for r in reports if r[5] is not None), None)
             violations = sorted(v for r in reports for v in r[3])
             more = any(r[2] for r in reports)
             capped = max_states is not None and distinct >= max_states and more and not violations
-            if violations or not more or capped:
+            if progress is not None and depth > 0:
+                progress(Stats(distinct, generated, deepest, time.perf_counter() - start))
+            if violations or not more or capped or reason is not None:
                 for c in controls:
                     c[0].send("stop")
                 break
@@ -175,18 +241,24 @@ def parallel_bfs(
             p.join(timeout=30)
             if p.is_alive():
                 p.kill()
-    # the search stopped at the level it was building: the one with a violation, or an empty one
-    deepest = max(depth if violations and violations[0][0] == depth else depth - 1, 0)
-    visited_bytes = sum(f[1] for f in finals)
-    links = LinkFiles([f[0] for f in finals])
+    visited_bytes = sum(f[0] for f in finals)
+    coverage = Coverage.merge([f[1] for f in finals])
+    links = LinkFiles(logs)
     stats = Stats(distinct, generated, deepest, time.perf_counter() - start, visited_bytes)
     if not violations:
         links.close()
-        verdict = Verdict.INCOMPLETE if capped else Verdict.HOLDS
-        return Result(verdict, stats, None, limited, max_depth, max_states)
+        if reason is not None:
+            verdict, stopped = Verdict.INCOMPLETE, reason
+        elif capped:
+            verdict, stopped = Verdict.INCOMPLETE, "states"
+        elif limited:
+            verdict, stopped = Verdict.INCOMPLETE, "depth"
+        else:
+            verdict, stopped = Verdict.HOLDS, None
+        return Result(verdict, stats, None, limited, max_depth, max_states, stopped, coverage)
     _, fp, prop = violations[0]
     try:
         cex = rebuild(model, links, inits, fp, prop, fp_of)
     finally:
         links.close()
-    return Result(Verdict.VIOLATED, stats, cex, limited, max_depth, max_states)
+    return Result(Verdict.VIOLATED, stats, cex, limited, max_depth, max_states, None, coverage)

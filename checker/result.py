@@ -50,6 +50,7 @@ class Stats:
     seconds: float
     visited_bytes: int = 0  # memory of the visited store (fingerprint table) at the end
     queue_spilled: int = 0  # states the queue moved to disk past its memory limit
+    queued: int = 0  # states waiting to be expanded when the figures were taken
 
     @property
     def bytes_per_state(self) -> float:

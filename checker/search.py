@@ -13,18 +13,22 @@ import time
 from collections.abc import Callable, Iterable, Sequence
 from typing import Any
 
-from checker.contract import Model, Property
+from checker.contract import Model, Probe, Property
 from checker.errors import ModelError, NondeterminismError
 from checker.fingerprint import validate_canonical
-from checker.result import Counterexample, Result, Stats, Step, Verdict
+from checker.result import Counterexample, Coverage, Result, Stats, Step, Verdict
 from checker.store import FingerprintSet, ParentLinks, ParentLog, SpillQueue
 
 DEADLOCK = "deadlock"
 # states kept in memory awaiting expansion before newer ones go to disk (a state of the Kafka model takes
 # a few hundred bytes to a few KiB beyond what it shares with its parent)
 QUEUE_MEMORY_LIMIT = 1_000_000
+# how often (in expanded states) the search asks ``should_stop`` whether to stop
+STOP_POLL_EVERY = 512
 
 ProgressHook = Callable[[Stats], None]
+# asked now and then during a search: None to go on, or a reason (STOP_REASONS) to stop and report
+StopHook = Callable[[], str | None]
 
 
 def _invariants(model: Model[Any, Any], only: Sequence[str] | None) -> list[Property[Any]]:
@@ -49,13 +53,55 @@ def _first_violation(props: Iterable[Property[Any]], state: Any) -> str | None:
     return None
 
 
-def expand(model: Model[Any, Any], state: Any, fp_of: Callable[[Any], int]) -> list[tuple[int, Any, int]]:
+class CoverageCounter:
+    """What a search exercised, counted while it expands states: each enabled action by the model's
+    ``action_label``, and the model's probes (each asked of every candidate action until it first fires).
+    Every engine counts the same way, so a complete or violated search reports the same coverage."""
+
+    def __init__(self, model: Model[Any, Any]) -> None:
+        self.counts: dict[str, int] = {}
+        self.label = model.action_label
+        self.pending: list[Probe[Any, Any]] = list(model.probes())
+        self.fired: list[str] = []
+
+    def probe(self, state: Any, action: Any, nxt: Any) -> None:
+        for p in list(self.pending):
+            try:
+                hit = p.test(state, action, nxt)
+            except Exception as exc:  # a probe that raises is a model bug: say which one
+                raise ModelError(f"probe {p.name!r} raised {type(exc).__name__}: {exc}") from exc
+            if hit:
+                self.pending.remove(p)
+                self.fired.append(p.name)
+
+    def result(self) -> Coverage:
+        return Coverage(tuple(sorted(self.counts.items())), tuple(sorted(self.fired)))
+
+
+def expand(
+    model: Model[Any, Any],
+    state: Any,
+    fp_of: Callable[[Any], int],
+    cover: CoverageCounter | None = None,
+) -> list[tuple[int, Any, int]]:
     """Every enabled successor of ``state``: (index of the action in ``actions(state)``, the successor,
-    its fingerprint). Empty when nothing is enabled (a deadlock unless the state is terminal)."""
+    its fingerprint). Empty when nothing is enabled (a deadlock unless the state is terminal). With
+    ``cover``, each enabled action is counted and the pending probes are asked."""
     out = []
+    if cover is None:
+        for i, action in enumerate(model.actions(state)):
+            nxt = model.next_state(state, action)
+            if nxt is not None:
+                out.append((i, nxt, fp_of(nxt)))
+        return out
+    counts, label = cover.counts, cover.label
     for i, action in enumerate(model.actions(state)):
         nxt = model.next_state(state, action)
+        if cover.pending:
+            cover.probe(state, action, nxt)
         if nxt is not None:
+            name = label(action)
+            counts[name] = counts.get(name, 0) + 1
             out.append((i, nxt, fp_of(nxt)))
     return out
 
@@ -77,16 +123,28 @@ def bfs(
     progress: ProgressHook | None = None,
     progress_every: int = 20_000,
     queue_memory_limit: int | None = QUEUE_MEMORY_LIMIT,
+    should_stop: StopHook | None = None,
 ) -> Result:
-    """Explore every state reachable from ``model.init_states()`` breadth-first.
+    """Explore every state reachable from ``model.init_states()`` breadth-first, level by level.
 
     ``properties`` restricts the invariants checked (default: every ``always`` property of the model).
     ``max_depth`` bounds the number of steps from an initial state; ``max_states`` bounds the number of
-    distinct states (reaching it gives :attr:`Verdict.INCOMPLETE`, never ``HOLDS``). ``symmetry``
-    stores one state per symmetry class (:meth:`~checker.contract.Model.symmetric_fingerprint`): the
-    verdict is the same when the properties cannot tell symmetric states apart, and the states and the
-    counterexample are real ones (a class is represented by the first member found). States waiting to
-    be expanded beyond ``queue_memory_limit`` go to a temporary file (:class:`~checker.store.SpillQueue`).
+    distinct states. A search either is exhaustive (HOLDS), finds a violation (VIOLATED), or was stopped
+    by a limit before it was exhaustive (INCOMPLETE, with ``stopped_by`` naming the limit: "depth" when
+    states at ``max_depth`` were left unexpanded, "states", or the reason ``should_stop`` gave — it is
+    asked every few hundred states: "time", "memory", "interrupted"). ``symmetry`` stores one state per
+    symmetry class (:meth:`~checker.contract.Model.symmetric_fingerprint`): the verdict is the same when
+    the properties cannot tell symmetric states apart, and the states and the counterexample are real
+    ones. States waiting to be expanded beyond ``queue_memory_limit`` go to a temporary file
+    (:class:`~checker.store.SpillQueue`).
+
+    **Engine-independent violations.** When a violation turns up while level ``d`` is expanded, the
+    search finishes level ``d`` (every state of it expanded, every new state of level ``d + 1`` counted
+    and checked) and reports the smallest (depth, fingerprint, property) among the violations found: the
+    deadlocks of level ``d`` and the violating states of level ``d + 1``. A state's parent is, among its
+    predecessors in the level before, the one with the smallest fingerprint (every such predecessor is
+    recorded; :func:`_walk` keeps the smallest). Counts, depth, coverage and the counterexample are then
+    the same in this process, over N workers (:mod:`checker.parallel`) and on Spark.
     """
     invariants = _invariants(model, properties)
     fp_of = fingerprint_fn(model, symmetry)
@@ -95,17 +153,23 @@ def bfs(
     parents = ParentLog()  # (state, parent, action index) on disk, for counterexamples
     inits: dict[int, Any] = {}
     queue = SpillQueue(queue_memory_limit)
+    cover = CoverageCounter(model)
     generated = 0
     deepest = 0
     depth_limited = False
+    violations: list[tuple[int, int, str]] = []  # (depth, fingerprint, property)
 
     def stats() -> Stats:
         elapsed = time.perf_counter() - start
-        return Stats(len(visited), generated, deepest, elapsed, visited.nbytes, queue.spilled)
+        return Stats(len(visited), generated, deepest, elapsed, visited.nbytes, queue.spilled, len(queue))
 
-    def found(prop: str, fp: int) -> Result:
-        cex = rebuild(model, parents, inits, fp, prop, fp_of)
-        return Result(Verdict.VIOLATED, stats(), cex, depth_limited, max_depth, max_states)
+    def outcome(verdict: Verdict, stopped_by: str | None = None) -> Result:
+        cex = None
+        if violations:
+            verdict, stopped_by = Verdict.VIOLATED, None
+            _, fp, prop = min(violations)
+            cex = rebuild(model, parents, inits, fp, prop, fp_of)
+        return Result(verdict, stats(), cex, depth_limited, max_depth, max_states, stopped_by, cover.result())
 
     try:
         for state in model.init_states():
@@ -117,37 +181,58 @@ def bfs(
             inits[fp] = state
             bad = _first_violation(invariants, state)
             if bad is not None:
-                return found(bad, fp)
+                violations.append((0, fp, bad))
             queue.append((state, fp, 0))
+        if violations:
+            return outcome(Verdict.VIOLATED)
 
         add = visited.add
         record = parents.append
         next_report = progress_every
+        level = 0  # the depth of the states being expanded
+        upcoming = FingerprintSet()  # the states first found in this round: those of level + 1
+        polled = 0
         while queue:
             state, fp, depth = queue.popleft()  # type: ignore[misc]
+            if depth != level:  # every state of `level` is expanded
+                if violations:
+                    break
+                level, upcoming = depth, FingerprintSet()
+                polled = STOP_POLL_EVERY  # ask should_stop at every level too
             if max_depth is not None and depth >= max_depth:
                 depth_limited = True
                 continue
-            succ = expand(model, state, fp_of)
+            succ = expand(model, state, fp_of, cover)
             generated += len(succ)
             for k, nxt, nfp in succ:
                 if not add(nfp):
+                    if nfp in upcoming:  # another parent in this level: recorded, the smallest wins
+                        record(nfp, fp, k)
                     continue
+                upcoming.add(nfp)
                 record(nfp, fp, k)
-                if depth + 1 > deepest:
-                    deepest = depth + 1
+                deepest = depth + 1
                 bad = _first_violation(invariants, nxt)
                 if bad is not None:
-                    return found(bad, nfp)
-                if max_states is not None and len(visited) >= max_states:
-                    return Result(Verdict.INCOMPLETE, stats(), None, depth_limited, max_depth, max_states)
-                queue.append((nxt, nfp, depth + 1))
+                    violations.append((depth + 1, nfp, bad))
+                elif not violations:
+                    queue.append((nxt, nfp, depth + 1))
+                if max_states is not None and len(visited) >= max_states and not violations:
+                    return outcome(Verdict.INCOMPLETE, "states")
             if not succ and check_deadlock and not model.is_terminal(state):
-                return found(DEADLOCK, fp)
+                violations.append((depth, fp, DEADLOCK))
             if progress is not None and len(visited) >= next_report:
                 progress(stats())
                 next_report = len(visited) + progress_every
-        return Result(Verdict.HOLDS, stats(), None, depth_limited, max_depth, max_states)
+            polled += 1
+            if should_stop is not None and polled >= STOP_POLL_EVERY:
+                polled = 0
+                reason = should_stop()
+                if reason is not None:
+                    return outcome(Verdict.INCOMPLETE, reason)
+        if violations:
+            return outcome(Verdict.VIOLATED)
+        return outcome(Verdict.INCOMPLETE, "depth") if depth_limited else outcome(Verdict.HOLDS)
     finally:
         parents.close()
         queue.close()
@@ -161,19 +246,27 @@ def rebuild(
     prop: str,
     fp_of: Callable[[Any], int],
 ) -> Counterexample:
-    """Walk the parent links (of one search or several workers) back to an initial state, then replay the
-    recorded action indices (``fp_of``: the fingerprints the search recorded)."""
+    """Walk the parent links (of one search or several workers) back to an initial state, then replay:
+    at each step, the first action (in ``actions()`` order) of the state reached so far whose successor
+    has the next recorded fingerprint (``fp_of``: the fingerprints the search recorded). Under symmetry
+    reduction the state an engine kept for a class depends on which parent it met first; choosing the
+    step by fingerprint makes the trace depend only on the path of fingerprints, which every engine
+    records alike (the recorded action index is not needed)."""
     root, path = parents.path_to(fp)
     state = inits[root]
     init = state
     actions: list[Any] = []
-    for i, (_, k) in enumerate(path):
-        action = next((a for j, a in enumerate(model.actions(state)) if j == k), None)
-        nxt = None if action is None else model.next_state(state, action)
-        if action is None or nxt is None:
-            raise NondeterminismError(f"step {i + 1}: the recorded action is not enabled on replay")
-        actions.append(action)
-        state = nxt
+    for i, (target, _) in enumerate(path):
+        step = None
+        for action in model.actions(state):
+            nxt = model.next_state(state, action)
+            if nxt is not None and fp_of(nxt) == target:
+                step = (action, nxt)
+                break
+        if step is None:
+            raise NondeterminismError(f"step {i + 1}: no enabled action reaches the recorded state on replay")
+        actions.append(step[0])
+        state = step[1]
     return replay(model, init, actions, prop, expected_fingerprints=[f for f, _ in path], fp_of=fp_of)
 
 

@@ -136,11 +136,12 @@ class ParentLinks(Protocol):
 
 
 class ParentLog:
-    """Append-only (state, parent, action index) records in a temporary file, read back on demand."""
+    """Append-only (state, parent, action index) records in an anonymous temporary file (unlinked as it is
+    created, so nothing is left behind however the process ends), read back on demand. A log made before
+    a fork can be written by one child and read by the parent afterwards (:class:`LinkFiles`)."""
 
     def __init__(self) -> None:
-        fd, self.path = tempfile.mkstemp(prefix="groupcheck-parents-", suffix=".bin")
-        self._file: BinaryIO = os.fdopen(fd, "w+b")
+        self._file: BinaryIO = tempfile.TemporaryFile(prefix="groupcheck-parents-")
         self._fps = array("Q")
         self._parents = array("Q")
         self._acts = array("Q")
@@ -165,34 +166,37 @@ class ParentLog:
         self.records += n
         self._fps, self._parents, self._acts = array("Q"), array("Q"), array("Q")
 
-    def path_to(self, fp: int) -> tuple[int, list[tuple[int, int]]]:
-        """(the initial state's fingerprint, [(fingerprint, action index)] of every step to ``fp``)."""
+    def finish(self) -> None:
+        """Write every buffered record to the file (for a reader in another process)."""
         self._flush()
         self._file.flush()
-        return _walk(np.fromfile(self.path, dtype=np.uint64).reshape(-1, 3), fp)
 
-    def detach(self) -> str:
-        """Flush and close the file but keep it (another process reads it): its path."""
-        self._flush()
-        self._file.close()
-        return self.path
+    def data(self) -> np.ndarray:
+        """Every record written so far (by this process or, after :meth:`finish`, a child), as rows."""
+        self.finish()
+        fd = self._file.fileno()
+        raw = os.pread(fd, os.fstat(fd).st_size, 0)
+        return np.frombuffer(raw, dtype=np.uint64).reshape(-1, 3)
+
+    def path_to(self, fp: int) -> tuple[int, list[tuple[int, int]]]:
+        """(the initial state's fingerprint, [(fingerprint, action index)] of every step to ``fp``)."""
+        return _walk(self.data(), fp)
 
     def close(self) -> None:
         self._file.close()
-        try:
-            os.unlink(self.path)
-        except OSError:
-            pass
 
 
 def _walk(data: np.ndarray, fp: int) -> tuple[int, list[tuple[int, int]]]:
+    """Follow parent links from ``fp`` to a state without one. A state may have several records (one per
+    predecessor met in the level before it; never from another level): the smallest parent fingerprint
+    wins, so the path does not depend on the order the predecessors were met in."""
     out: list[tuple[int, int]] = []
     cur = fp
     while True:
         rows = np.flatnonzero(data[:, 0] == np.uint64(cur))
         if rows.size == 0:
             break
-        row = data[rows[0]]
+        row = data[rows[np.argmin(data[rows, 1])]]
         out.append((cur, int(row[2])))
         cur = int(row[1])
     out.reverse()
@@ -200,22 +204,19 @@ def _walk(data: np.ndarray, fp: int) -> tuple[int, list[tuple[int, int]]]:
 
 
 class LinkFiles:
-    """The parent-link files of several workers, read as one (and deleted on ``close``)."""
+    """The parent-link logs of several workers, read as one (and closed on ``close``)."""
 
-    def __init__(self, paths: list[str]) -> None:
-        self.paths = paths
-        parts = [np.fromfile(p, dtype=np.uint64).reshape(-1, 3) for p in paths]
+    def __init__(self, logs: list[ParentLog]) -> None:
+        self._logs = logs
+        parts = [log.data() for log in logs]
         self._data = np.concatenate(parts) if parts else np.zeros((0, 3), dtype=np.uint64)
 
     def path_to(self, fp: int) -> tuple[int, list[tuple[int, int]]]:
         return _walk(self._data, fp)
 
     def close(self) -> None:
-        for p in self.paths:
-            try:
-                os.unlink(p)
-            except OSError:
-                pass
+        for log in self._logs:
+            log.close()
 
 
 class SpillQueue:

@@ -15,6 +15,7 @@ from itertools import permutations
 from typing import Any
 
 from checker import Model, Property
+from checker.contract import Probe
 from checker.fingerprint import IdentityCache, fingerprint
 from model import consumer as cons_
 from model import coordinator as coord_
@@ -262,6 +263,15 @@ class GroupModel(Model[World, Act]):
 
     def actor(self, action: Act) -> str:
         return action.actor
+
+    def action_label(self, action: Act) -> str:
+        return action.name
+
+    def probes(self) -> list[Probe[World, Act]]:
+        """Coverage probes for what the scenario asks for (see :mod:`model.coverage`)."""
+        from model.coverage import probes
+
+        return probes(self.cfg, GroupModel)
 
     def actions(self, w: World) -> Iterator[Act]:
         cfg = self.cfg

@@ -101,7 +101,20 @@ def test_counter_shortest_counterexample() -> None:
     cex = r.counterexample
     assert cex is not None and len(cex) == 4  # 2+2+2+1, never longer
     assert cex.final_state == 7
-    assert [s.state for s in cex.steps] == [1, 3, 5, 7]  # first discovery, inc1 before inc2
+    # among the shortest paths, the one whose every state's parent has the smallest fingerprint of its
+    # predecessors in the level before (the canonical choice every engine makes)
+    fp = {n: fingerprint(n) for n in range(11)}
+    path = [s.state for s in cex.steps]
+    prev = 0
+    for state in path:
+        preds = [p for p in (state - 1, state - 2) if p >= 0 and _level(p) == _level(state) - 1]
+        assert prev == min(preds, key=fp.__getitem__)
+        prev = state
+    assert path == [2, 4, 6, 7]
+
+
+def _level(n: int) -> int:
+    return (n + 1) // 2  # the fewest +1/+2 steps to reach n
 
 
 def test_peterson_holds_with_pinned_count() -> None:
@@ -133,10 +146,16 @@ def test_deadlock_detection_and_terminal_states() -> None:
 
 def test_bounds() -> None:
     r = bfs(Counter(100), max_depth=3)
-    assert r.verdict == Verdict.HOLDS and r.depth_limited
+    # a depth-limited search that found nothing is not "holds": states were left unexpanded
+    assert r.verdict == Verdict.INCOMPLETE and r.stopped_by == "depth" and r.depth_limited
     assert r.stats.distinct_states == 7  # 0..6
     r = bfs(Counter(100), max_states=10)
-    assert r.verdict == Verdict.INCOMPLETE
+    assert r.verdict == Verdict.INCOMPLETE and r.stopped_by == "states"
+    # a depth bound the search never reached leaves nothing unexpanded: exhaustive, so it holds
+    r = bfs(Counter(4, wrap=False), max_depth=10, check_deadlock=False)
+    assert r.verdict == Verdict.HOLDS and r.stopped_by is None and not r.depth_limited
+    r = bfs(Counter(100), should_stop=lambda: "interrupted")
+    assert r.verdict == Verdict.INCOMPLETE and r.stopped_by == "interrupted"
 
 
 def test_unknown_property_is_an_error() -> None:

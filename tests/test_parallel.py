@@ -99,3 +99,38 @@ def test_whole_catalogue_same_verdict_with_workers(path: Path) -> None:
     sc = load_scenario(path)
     kw = {"properties": sc.properties, "check_deadlock": sc.check_deadlock, "max_states": sc.max_states}
     _same(bfs(GroupModel(sc.config), **kw), parallel_bfs(GroupModel(sc.config), workers=2, **kw))
+
+
+VIOLATED_SMALL = [
+    "specs/teaching/gc-pause-zombie-fetch.toml",
+    "specs/teaching/partitioned-consumer-late-revoke.toml",
+    "specs/switches/keep-fetching-while-rejoining.toml",
+]
+
+
+@pytest.mark.parametrize("path", VIOLATED_SMALL)
+def test_violation_is_engine_independent(path: str) -> None:
+    """One process and 2 or 3 workers count the same states and give the same counterexample (the
+    issue: one process stopped inside the violating level, workers finished it, and each picked the first
+    violating state it happened to meet)."""
+    sc = load_scenario(ROOT / path)
+    model = GroupModel(sc.config)
+    kw = {"properties": sc.properties, "check_deadlock": sc.check_deadlock}
+    one = bfs(model, **kw)
+    assert one.verdict == Verdict.VIOLATED and one.counterexample is not None
+    for workers in (2, 3):
+        other = parallel_bfs(model, workers=workers, **kw)
+        assert other.verdict == Verdict.VIOLATED and other.property == one.property
+        assert (other.stats.distinct_states, other.stats.states_generated, other.stats.max_depth) == (
+            one.stats.distinct_states,
+            one.stats.states_generated,
+            one.stats.max_depth,
+        )
+        assert other.counterexample is not None
+        assert [s.action for s in other.counterexample.steps] == [s.action for s in one.counterexample.steps]
+        assert other.coverage == one.coverage
+
+
+def test_depth_limit_with_workers_is_incomplete() -> None:
+    r = parallel_bfs(TwoPhase(3), workers=2, max_depth=3)
+    assert r.verdict == Verdict.INCOMPLETE and r.stopped_by == "depth"

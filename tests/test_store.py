@@ -121,3 +121,19 @@ def test_search_with_a_tiny_queue_limit_spills_and_counts_the_same() -> None:
     cex_spilled = bfs(CommitEarly(4), symmetry=False, queue_memory_limit=3).counterexample
     assert cex_full is not None and cex_spilled is not None
     assert [s.action for s in cex_full.steps] == [s.action for s in cex_spilled.steps]
+
+
+def test_parent_log_keeps_the_smallest_parent_and_leaves_no_file(tmp_path, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    import tempfile
+
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))
+    log = ParentLog()
+    try:
+        log.append(10, 0, 0)
+        log.append(11, 0, 1)
+        log.append(20, 11, 0)  # state 20 met first from 11, then from 10 (same level): 10 wins
+        log.append(20, 10, 3)
+        assert log.path_to(20) == (0, [(10, 0), (20, 3)])
+        assert list(tmp_path.iterdir()) == []  # anonymous: nothing on disk to leave behind
+    finally:
+        log.close()
