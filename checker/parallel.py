@@ -24,7 +24,7 @@ import signal
 import threading
 import time
 from collections.abc import Callable, Sequence
-from multiprocessing.connection import Connection
+from multiprocessing.connection import Connection, wait
 from typing import Any
 
 from checker.contract import Model
@@ -56,6 +56,23 @@ def _exchange(k: int, outgoing: list[list[Any]], outs: list[Any], ins: list[Any]
     for t in senders:
         t.join()
     return received
+
+
+def _gather(controls: list[Any], stop: Any, should_stop: StopHook | None, asked: list[str]) -> list[Any]:
+    """Every worker's report, asking ``should_stop`` twice a second while waiting (a stop it asks for
+    is recorded in ``asked`` and passed to the workers through ``stop``)."""
+    conns = [c[0] for c in controls]
+    got: dict[int, Any] = {}
+    while len(got) < len(conns):
+        ready = wait([c for i, c in enumerate(conns) if i not in got], timeout=0.5)
+        for c in ready:
+            got[conns.index(c)] = c.recv()  # type: ignore[union-attr]
+        if not ready and should_stop is not None and not stop.is_set():
+            why = should_stop()
+            if why is not None:
+                asked.append(why)
+                stop.set()
+    return [got[i] for i in range(len(conns))]
 
 
 def _ignore_signals(stop: Any) -> None:
@@ -209,12 +226,14 @@ def parallel_bfs(
     distinct = generated = 0
     capped = limited = False
     reason: str | None = None
+    asked: list[str] = []
     try:
         while True:
             try:
-                reports = [c[0].recv() for c in controls]
+                reports = _gather(controls, stop, should_stop, asked)
             except KeyboardInterrupt:  # Ctrl-C reached the workers too: collect their reports
                 stop.set()
+                asked.append("interrupted")
                 reports = [c[0].recv() for c in controls]
             before = distinct
             distinct = sum(r[0] for r in reports)
@@ -222,7 +241,9 @@ def parallel_bfs(
                 deepest = depth
             generated = sum(r[1] for r in reports)
             limited = any(r[4] for r in reports)
-            reason = next((r[5] for r in reports if r[5] is not None), None)
+            said = [r[5] for r in reports if r[5] is not None]
+            # the reason a stop was asked for (a worker that only saw the flag says "interrupted")
+            reason = next(iter(asked + [w for w in said if w != "interrupted"] + said), None)
             violations = sorted(v for r in reports for v in r[3])
             more = any(r[2] for r in reports)
             capped = max_states is not None and distinct >= max_states and more and not violations

@@ -121,7 +121,7 @@ def bfs(
     max_states: int | None = None,
     check_deadlock: bool = True,
     progress: ProgressHook | None = None,
-    progress_every: int = 20_000,
+    progress_every: int = 2_000,
     queue_memory_limit: int | None = QUEUE_MEMORY_LIMIT,
     should_stop: StopHook | None = None,
 ) -> Result:
