@@ -21,10 +21,11 @@ from checker.spark import DEFAULT_MASTER, check_master
 from groupcheck.report import junit_xml
 from groupcheck.runner import ENGINES, CheckOutcome, check_scenario, replay_trace, scenario_files
 from groupcheck.sweep import SweepError, load_sweep, run_sweep, verdict_counts
+from groupcheck.verify import ReplayError, verified_document
 from model.assignor_proofs import DEFAULT_BOUND, Bound, iter_proofs
 from model.assignors import ASSIGNOR_NAMES
 from model.scenario import Scenario, ScenarioError, load_scenario
-from traces import TraceFormatError, TraceRenderError, dot_program, load, narrate
+from traces import TraceFormatError, TraceRenderError, dot_program, narrate
 from traces.bundle import SVG_FILE, write_bundle
 from traces.svg import INSTALL_HINT
 
@@ -166,22 +167,34 @@ def cmd_list(args: argparse.Namespace) -> int:
 
 
 def cmd_replay(args: argparse.Namespace) -> int:
+    """Replay a trace and compare every recorded state, label and the violation with the replay's."""
     r = replay_trace(args.trace)
-    verdict = "violated again" if r.reproduced else "NOT violated"
-    print(f"{args.trace}: {r.property} {verdict} after {r.steps} steps ({r.message})")
+    print(r.summary)
     return EXIT_OK if r.reproduced else EXIT_UNEXPECTED
 
 
 def cmd_show(args: argparse.Namespace) -> int:
-    print(narrate(load(args.trace)), end="")
+    """Narrate the document re-derived by replaying the trace (refused when it does not replay)."""
+    try:
+        doc = verified_document(args.trace)
+    except ReplayError as exc:
+        print(f"groupcheck: {exc}", file=sys.stderr)
+        return EXIT_UNEXPECTED
+    print(narrate(doc), end="")
     return EXIT_OK
 
 
 def cmd_render(args: argparse.Namespace) -> int:
-    """Write a trace file's bundle again (the viewer, DOT, Mermaid, ...), e.g. after an upgrade."""
+    """Write a trace file's bundle again (the viewer, DOT, Mermaid, ...), e.g. after an upgrade, from the
+    document re-derived by replaying it (refused when it does not replay)."""
     source = Path(args.trace)
     out = Path(args.out) if args.out else source.parent
-    paths = write_bundle(load(source), out)
+    try:
+        doc = verified_document(source)
+    except ReplayError as exc:
+        print(f"groupcheck: {exc}", file=sys.stderr)
+        return EXIT_UNEXPECTED
+    paths = write_bundle(doc, out)
     print(f"{paths['html']} (open it in a browser)")
     if "svg" not in paths:
         print(f"note: {INSTALL_HINT}")

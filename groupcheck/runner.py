@@ -9,14 +9,14 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from checker import DEADLOCK, Result, Stats, Verdict, bfs, is_deadlock, violated_property
+from checker import Result, Stats, Verdict, bfs
 from checker.parallel import parallel_bfs
 from checker.spark import DEFAULT_MASTER, spark_bfs
+from groupcheck.verify import ReplayError, ReplayOutcome, replay_trace  # noqa: F401 (replay lives in verify)
 from model import GroupModel
 from model.explain import trace_document
-from model.group import parse_action
-from model.scenario import Scenario, ScenarioError, load_scenario, scenario_from_data
-from traces import TraceFormatError, load, write_bundle
+from model.scenario import Scenario, load_scenario, scenario_from_data
+from traces import write_bundle
 
 ENGINES = ("local", "spark")
 
@@ -148,49 +148,3 @@ def scenario_files(*paths: str | Path) -> list[Path]:
 def model_from_data(data: dict[str, Any], source: str) -> GroupModel:
     """The model of a scenario table: how Spark executors rebuild it (plain data travels, never a file)."""
     return GroupModel(scenario_from_data(data, source).config)
-
-
-class ReplayError(ValueError):
-    """A trace file could not be replayed (its steps do not run through the model)."""
-
-
-@dataclass(frozen=True, slots=True)
-class ReplayOutcome:
-    property: str
-    reproduced: bool
-    steps: int
-    message: str
-
-
-def replay_trace(path: str | Path) -> ReplayOutcome:
-    """Re-run a trace file's steps through the model rebuilt from its embedded scenario."""
-    doc = load(path)
-    try:
-        scenario = scenario_from_data(doc["scenario"], f"{path} (embedded scenario)")
-    except ScenarioError as exc:
-        raise TraceFormatError(str(exc)) from exc
-    model = GroupModel(scenario.config)
-    (state,) = model.init_states()
-    for step in doc["steps"]:
-        try:
-            act = parse_action(scenario.config, step["action"], step["actor"], step["args"])
-        except ValueError as exc:
-            raise TraceFormatError(f"{path}: step {step['index']}: {exc}") from exc
-        nxt = model.next_state(state, act)
-        if nxt is None:
-            return ReplayOutcome(
-                doc["violation"]["property"],
-                False,
-                step["index"],
-                f"step {step['index']}: {act} is not enabled",
-            )
-        state = nxt
-    prop = doc["violation"]["property"]
-    if prop == DEADLOCK:
-        hit = is_deadlock(model, state)
-    else:
-        if prop not in {p.name for p in model.properties()}:
-            raise TraceFormatError(f"{path}: violation.property: unknown property {prop!r}")
-        hit = violated_property(model, state, [prop]) == prop
-    msg = "the final state violates it" if hit else "the final state satisfies it"
-    return ReplayOutcome(prop, hit, len(doc["steps"]), msg)

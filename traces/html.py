@@ -18,6 +18,7 @@ from typing import Any
 import networkx as nx
 
 from traces.graph import as_graph, diagram_columns, lifelines_named, steps_in_order
+from traces.narrate import RECORDED_NOTE
 
 # the five rebalance phases (docs/MODEL.md; seed 000); 0 = no rebalance under way
 PHASES = {
@@ -412,7 +413,8 @@ def to_html(doc: dict[str, Any], graph: nx.MultiDiGraph | None = None) -> str:
         f"<h1>{escape(name)}</h1>",
         f'<p class="story">{escape(story)}</p>' if story else "",
         f'<p class="meta">Property <b>{escape(prop)}</b>: {escape(g.graph["property_description"])}</p>',
-        f'<p class="meta">Within these bounds: {escape(g.graph["bounds"])}. Search: {escape(figures)}.</p>',
+        f'<p class="meta">Within these bounds: {escape(g.graph["bounds"])}. '
+        f"Search: {escape(figures)} ({escape(RECORDED_NOTE)}).</p>",
         f'<p id="violation" role="alert">{escape(sentence)}</p>',
         '<div id="controls">',
         '<button id="first" title="first step (Home)">first</button>',

@@ -6,7 +6,7 @@
       The same GC pause as ...
     property: exclusive-fetch — no partition is fetched by two consumers at once
     bounds:   2 consumers, 2 brokers, ...
-    stats:    distinct states 1234, states generated 5678, depth 9
+    stats:    distinct states 1234, states generated 5678, depth 9 (recorded by the run, not re-checked ...)
 
        1. [phase 1] C1 → B1  JoinGroup(member=-, gen=0)
             changed: C1.awaiting=JoinGroup@B1, B1.phase=1
@@ -26,6 +26,8 @@ import networkx as nx
 from traces.graph import as_graph, states_in_order, steps_in_order
 
 WIDTH = 100
+# the search figures are what the run reported: replaying the steps cannot re-check them
+RECORDED_NOTE = "recorded by the run, not re-checked by replay"
 KIND_TAGS = {"fault": "FAULT ", "timeout": "TIMEOUT "}
 
 
@@ -45,7 +47,7 @@ def narrate(doc_or_graph: dict[str, Any] | nx.MultiDiGraph) -> str:
     desc = " ".join(str(a.get("property_description", "")).split())
     lines.append(f"property: {a['property']}" + (f" — {desc}" if desc else ""))
     lines.append(f"bounds:   {a['bounds']}")
-    lines.append(f"stats:    {_stats(a.get('stats') or {})}")
+    lines.append(f"stats:    {_stats(a.get('stats') or {})} ({RECORDED_NOTE})")
     lines.append("")
     states = {d["index"]: d for _, d in states_in_order(g)}
     steps = steps_in_order(g)

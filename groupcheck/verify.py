@@ -1,0 +1,242 @@
+"""Replay a trace file and check every claim it makes against the model (``groupcheck replay``).
+
+A trace document (docs/TRACE_FORMAT.md) tells a story: states, labels, phases, changed fields, a violation
+message. None of that text is trusted. :func:`replay_trace` takes from the file only the embedded scenario
+and each step's action (name, actor, arguments); it rebuilds the model from the scenario, runs the actions
+through it from the initial state, builds the document again from the replayed path with
+:func:`model.explain.trace_document` (exactly as ``groupcheck check`` builds it from a search) and compares
+the file with it, field by field, in reading order:
+
+1. ``initial_state`` and ``lifelines``;
+2. each step in turn: its action must be enabled, and its ``kind``, ``src``, ``dst``, ``label``,
+   ``phase``, ``state`` (every actor's every field) and ``changed`` must equal the replayed ones;
+3. the violation: the final state must violate the recorded property (else "NOT violated"); the search
+   checks every state against the scenario's properties in the model's order and stops at the first
+   violation, so the recorded property must be one the embedded scenario checks, no earlier state may
+   violate a checked property, and no checked property may come before the recorded one in the final
+   state; then ``property`` (name and description) and ``violation`` (property, step, message) must
+   equal the replayed ones;
+4. every other key the file has (``schema``, ``scenario``, ``bounds``, and any key the format does not
+   define, which replay does not produce and so refuses).
+
+The first difference is reported as one line naming the step and field, e.g. ``step 7:
+state.C2.generation is 3 in the file, 2 on replay``.
+
+The bounds are re-checked: ``bounds`` must equal the text re-derived from the embedded scenario, whose
+``check`` table holds the limits the search ran within (``groupcheck check`` writes bounds given on the
+command line into it). What replay does not re-check, and why (:data:`RECORDED`): ``stats`` (distinct
+states, states generated, depth) are figures of the search, which replaying one path cannot reproduce
+short of running the search again, and ``scenario_path`` says where the scenario was read from and is
+informational. Both are copied from the file into the re-derived document unchanged, and the narration and
+viewer label the search figures "recorded by the run, not re-checked by replay". Replay checks the trace
+against its embedded scenario: that this scenario is the one in the file it names is not checked (that file
+may have been edited since).
+
+``groupcheck show`` and ``groupcheck render`` draw from the re-derived document (:func:`verified_document`),
+never from the file's own text: a trace that does not replay is refused.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from checker import DEADLOCK, Counterexample, Result, Stats, Step, Verdict, is_deadlock, violated_property
+from model import GroupModel
+from model.explain import trace_document
+from model.group import Act, parse_action
+from model.scenario import Scenario, ScenarioError, scenario_from_data
+from model.state import World
+from traces import TraceFormatError, load
+
+# top-level keys replay copies from the file without re-deriving them (see the module's docstring)
+RECORDED = ("scenario_path", "stats")
+_ABSENT = object()
+_SHOW_LIMIT = 80
+
+
+class ReplayError(ValueError):
+    """A trace does not replay: a step is not enabled, the recorded property is not violated again, or a
+    recorded field differs from the replayed one. The message is one line naming the file."""
+
+    def __init__(self, outcome: ReplayOutcome) -> None:
+        super().__init__(outcome.summary)
+        self.outcome = outcome
+
+
+@dataclass(frozen=True, slots=True)
+class ReplayOutcome:
+    """What replaying a trace file showed.
+
+    ``reproduced`` is true only when every step ran, the final state violates the recorded property and
+    every recorded field equals the replayed one; ``document`` is then the re-derived document (with the
+    :data:`RECORDED` keys taken from the file), else ``None``. ``mismatch`` is the first recorded field
+    that differs from the replay (``"step 7: state.C2.generation is 3 in the file, 2 on replay"``);
+    ``message`` says in a few words what happened.
+    """
+
+    source: str
+    property: str
+    reproduced: bool
+    steps: int
+    message: str
+    mismatch: str | None = None
+    document: dict[str, Any] | None = None
+
+    @property
+    def summary(self) -> str:
+        """The outcome as one line starting with the file's name (what ``groupcheck replay`` prints)."""
+        if self.mismatch is not None:
+            text = f"{self.source}: {self.mismatch}"
+        else:
+            verdict = "violated again" if self.reproduced else "NOT violated"
+            text = f"{self.source}: {self.property} {verdict} after {self.steps} steps ({self.message})"
+        return " ".join(text.split())
+
+
+def _show(value: object) -> str:
+    if value is _ABSENT:
+        return "absent"
+    text = json.dumps(value, ensure_ascii=False, sort_keys=True)
+    return text if len(text) <= _SHOW_LIMIT else text[: _SHOW_LIMIT - 3] + "..."
+
+
+def _same(a: object, b: object) -> bool:
+    """Equal as JSON values (``1``, ``1.0`` and ``true`` all differ; key order does not matter)."""
+    return json.dumps(a, sort_keys=True) == json.dumps(b, sort_keys=True)
+
+
+def _difference(recorded: object, derived: object, where: str) -> str | None:
+    """The first place where ``recorded`` (the file) and ``derived`` (the replay) differ, as
+    ``"<where> is <recorded> in the file, <derived> on replay"``; objects are searched key by key (the
+    replay's keys in its order, then keys only the file has), anything else compared whole."""
+    if isinstance(recorded, dict) and isinstance(derived, dict):
+        for key in [*derived, *(k for k in recorded if k not in derived)]:
+            inner = f"{where}.{key}" if where else str(key)
+            problem = _difference(recorded.get(key, _ABSENT), derived.get(key, _ABSENT), inner)
+            if problem:
+                return problem
+        return None
+    if recorded is _ABSENT or derived is _ABSENT or not _same(recorded, derived):
+        return f"{where} is {_show(recorded)} in the file, {_show(derived)} on replay"
+    return None
+
+
+def _scenario(doc: dict[str, Any], source: str) -> Scenario:
+    try:
+        return scenario_from_data(doc["scenario"], f"{source} (embedded scenario)")
+    except ScenarioError as exc:
+        raise TraceFormatError(str(exc)) from exc
+
+
+def _rederive(scenario: Scenario, doc: dict[str, Any], init: World, steps: list[Step]) -> dict[str, Any]:
+    """The document of the replayed path, built as a search builds it, with the recorded keys copied."""
+    cex = Counterexample(doc["violation"]["property"], init, tuple(steps))
+    result = Result(Verdict.VIOLATED, Stats(0, 0, len(steps), 0.0), cex)
+    derived = trace_document(scenario, result)
+    for key in RECORDED:
+        if key in doc:
+            derived[key] = doc[key]
+    return derived
+
+
+def _violation_problem(
+    model: GroupModel, scenario: Scenario, prop: str, recorded_step: object, states: list[World]
+) -> str | None:
+    """Why a search of the embedded scenario would not have reported ``prop`` at the last state: it checks
+    every state against the scenario's properties (in the model's order) and stops at the first one."""
+    last = len(states) - 1
+    for i, state in enumerate(states):
+        first = violated_property(model, state, scenario.properties)
+        if first is None:
+            continue
+        if first != prop:
+            return f"violation.property is {_show(prop)} in the file, {_show(first)} on replay"
+        if i < last:
+            return f"violation.step is {_show(recorded_step)} in the file, {i} on replay"
+        return None
+    if prop == DEADLOCK and scenario.check_deadlock:
+        return None
+    return (
+        f"violation.property is {_show(prop)} in the file, absent on replay "
+        "(the embedded scenario does not check it)"
+    )
+
+
+def replay_trace(path: str | Path) -> ReplayOutcome:
+    """Replay a trace file through the model rebuilt from its embedded scenario and compare every recorded
+    field with the replayed one (see the module's docstring).
+
+    Raises :class:`traces.TraceFormatError` (one line naming the file) when the file is malformed: not a
+    trace document, an embedded scenario that does not load, an action that does not exist in that
+    model, or an unknown property. Everything else is an outcome: see :class:`ReplayOutcome`.
+    """
+    source = str(path)
+    doc = load(path)
+    scenario = _scenario(doc, source)
+    model = GroupModel(scenario.config)
+    prop = doc["violation"]["property"]
+    if prop != DEADLOCK and prop not in {p.name for p in model.properties()}:
+        raise TraceFormatError(f"{source}: violation.property: unknown property {prop!r}")
+
+    def outcome(reproduced: bool, n: int, message: str, mismatch: str | None = None) -> ReplayOutcome:
+        return ReplayOutcome(source, prop, reproduced, n, message, mismatch)
+
+    (init,) = model.init_states()
+    states: list[World] = [init]
+    steps: list[Step] = []
+    blocked: Act | None = None
+    for rec in doc["steps"]:
+        try:
+            act = parse_action(scenario.config, rec["action"], rec["actor"], rec["args"])
+        except ValueError as exc:
+            raise TraceFormatError(f"{source}: step {rec['index']}: {exc}") from exc
+        nxt = model.next_state(states[-1], act)
+        if nxt is None:
+            blocked = act
+            break
+        steps.append(Step(act, nxt))
+        states.append(nxt)
+
+    derived = _rederive(scenario, doc, init, steps)
+    for key in ("initial_state", "lifelines"):
+        problem = _difference(doc[key], derived[key], key)
+        if problem:
+            return outcome(False, 0, "a recorded field differs", problem)
+    for rec, again in zip(doc["steps"], derived["steps"], strict=False):
+        problem = _difference(rec, again, "")
+        if problem:
+            i = again["index"]
+            return outcome(False, i, "a recorded field differs", f"step {i}: {problem}")
+    if blocked is not None:
+        n = len(steps) + 1
+        return outcome(False, n, f"step {n}: {blocked} is not enabled")
+
+    final = states[-1]
+    hit = is_deadlock(model, final) if prop == DEADLOCK else violated_property(model, final, [prop]) == prop
+    if not hit:
+        return outcome(False, len(steps), "the final state satisfies it")
+    problem = _violation_problem(model, scenario, prop, doc["violation"]["step"], states)
+    if problem is None:
+        rest = {k: v for k, v in doc.items() if k not in ("initial_state", "lifelines", "steps")}
+        again = {k: v for k, v in derived.items() if k not in ("initial_state", "lifelines", "steps")}
+        problem = _difference(rest, again, "")
+    if problem:
+        return outcome(False, len(steps), "a recorded field differs", problem)
+    n = len(steps)
+    message = "the final state violates it; every recorded state, label and message matches the replay"
+    return ReplayOutcome(source, prop, True, n, message, None, derived)
+
+
+def verified_document(path: str | Path) -> dict[str, Any]:
+    """The re-derived document of a trace file that replays (what ``show`` and ``render`` draw from).
+
+    Raises :class:`ReplayError` when it does not replay and :class:`traces.TraceFormatError` when the file
+    is malformed.
+    """
+    outcome = replay_trace(path)
+    if not outcome.reproduced or outcome.document is None:
+        raise ReplayError(outcome)
+    return outcome.document
