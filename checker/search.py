@@ -11,8 +11,11 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable, Iterable, Sequence
+from itertools import islice
+from pathlib import Path
 from typing import Any
 
+from checker.checkpoint import RUN_FILE, CheckpointError, LocalRun
 from checker.contract import Model, Probe, Property
 from checker.errors import ModelError, NondeterminismError
 from checker.fingerprint import validate_canonical
@@ -124,6 +127,9 @@ def bfs(
     progress_every: int = 2_000,
     queue_memory_limit: int | None = QUEUE_MEMORY_LIMIT,
     should_stop: StopHook | None = None,
+    checkpoint: str | Path | None = None,
+    resume: bool = False,
+    run_key: str = "",
 ) -> Result:
     """Explore every state reachable from ``model.init_states()`` breadth-first, level by level.
 
@@ -137,6 +143,11 @@ def bfs(
     the properties cannot tell symmetric states apart, and the states and the counterexample are real
     ones. States waiting to be expanded beyond ``queue_memory_limit`` go to a temporary file
     (:class:`~checker.store.SpillQueue`).
+
+    ``checkpoint``: a run directory (:mod:`checker.checkpoint`) where each complete level's parent links
+    are written; ``resume=True`` continues the run recorded there (verified, and its states rebuilt by
+    replay) and keeps writing to it. ``run_key`` names what is explored (a run of another key, symmetry,
+    property list, deadlock setting or depth bound is refused).
 
     **Engine-independent violations.** When a violation turns up while level ``d`` is expanded, the
     search finishes level ``d`` (every state of it expanded, every new state of level ``d + 1`` counted
@@ -158,6 +169,16 @@ def bfs(
     deepest = 0
     depth_limited = False
     violations: list[tuple[int, int, str]] = []  # (depth, fingerprint, property)
+    run = None
+    if checkpoint is not None:
+        identity = {
+            "key": run_key,
+            "symmetry": symmetry,
+            "properties": [p.name for p in invariants],
+            "deadlock": check_deadlock,
+            "max_depth": max_depth,
+        }
+        run = LocalRun(checkpoint, identity)
 
     def stats() -> Stats:
         elapsed = time.perf_counter() - start
@@ -185,11 +206,17 @@ def bfs(
             queue.append((state, fp, 0))
         if violations:
             return outcome(Verdict.VIOLATED)
+        level = 0  # the depth of the states being expanded
+        if run is not None and resume:
+            level, generated, deepest, depth_limited = _resume(
+                model, run, fp_of, inits, visited, parents, queue, cover
+            )
+        elif run is not None:
+            run.start()
 
         add = visited.add
         record = parents.append
         next_report = progress_every
-        level = 0  # the depth of the states being expanded
         upcoming = FingerprintSet()  # the states first found in this round: those of level + 1
         polled = 0
         while queue:
@@ -197,6 +224,15 @@ def bfs(
             if depth != level:  # every state of `level` is expanded
                 if violations:
                     break
+                if run is not None:
+                    figures = {
+                        "distinct": len(visited),
+                        "generated": generated,
+                        "deepest": deepest,
+                        "depth_limited": depth_limited,
+                        "coverage": {"actions": cover.counts, "probes": cover.fired},
+                    }
+                    run.write_level(depth, parents.data_from(run.written), len(upcoming), figures)
                 level, upcoming = depth, FingerprintSet()
                 polled = STOP_POLL_EVERY  # ask should_stop at every level too
             if max_depth is not None and depth >= max_depth:
@@ -236,6 +272,62 @@ def bfs(
     finally:
         parents.close()
         queue.close()
+
+
+def _resume(
+    model: Model[Any, Any],
+    run: LocalRun,
+    fp_of: Callable[[Any], int],
+    inits: dict[int, Any],
+    visited: FingerprintSet,
+    parents: ParentLog,
+    queue: SpillQueue,
+    cover: CoverageCounter,
+) -> tuple[int, int, int, bool]:
+    """Rebuild a verified run's search state (see :mod:`checker.checkpoint`): every level's states by
+    replaying each first record's action from its parent, the visited set, the parent links and the
+    queue (the last level, in the order the search met it). Returns (level, generated, deepest,
+    depth_limited) as they were when that level was complete."""
+    levels = run.load()
+    while queue:  # the initial states: the run continues from its last level instead
+        queue.popleft()
+    prev = dict(inits)
+    for d, records in enumerate(levels, start=1):
+        where = run.dir / run.level_name(d)
+        cur: dict[int, Any] = {}
+        for fp, parent, k in records.tolist():
+            if parent not in prev:
+                raise CheckpointError(f"{where}: state {fp:#x} has no parent in level {d - 1}")
+            parents.append(fp, parent, k)
+            if fp in cur:
+                continue  # another parent of a state of this level
+            state = prev[parent]
+            action = next(islice(model.actions(state), k, None), None)
+            nxt = None if action is None else model.next_state(state, action)
+            if nxt is None or fp_of(nxt) != fp or not visited.add(fp):
+                raise CheckpointError(
+                    f"{where}: state {fp:#x} does not replay from its parent (not this run's)"
+                )
+            cur[fp] = nxt
+        if len(cur) != run.level_states(d):
+            raise CheckpointError(f"{where}: {len(cur)} states, the run recorded {run.level_states(d)}")
+        prev = cur
+    figures = run.figures
+    try:
+        distinct, generated = int(figures["distinct"]), int(figures["generated"])
+        deepest, depth_limited = int(figures["deepest"]), bool(figures["depth_limited"])
+        counts = {str(k): int(v) for k, v in figures["coverage"]["actions"].items()}
+        fired = [str(p) for p in figures["coverage"]["probes"]]
+    except (KeyError, TypeError, ValueError, AttributeError):
+        raise CheckpointError(f"{run.dir / RUN_FILE}: its figures are incomplete") from None
+    if distinct != len(visited):
+        raise CheckpointError(f"{run.dir / RUN_FILE}: {distinct} states recorded, {len(visited)} replayed")
+    cover.counts.update(counts)
+    cover.fired.extend(fired)
+    cover.pending = [p for p in cover.pending if p.name not in fired]
+    for fp, state in prev.items():
+        queue.append((state, fp, len(levels)))
+    return len(levels), generated, deepest, depth_limited
 
 
 def rebuild(

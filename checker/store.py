@@ -178,6 +178,14 @@ class ParentLog:
         raw = os.pread(fd, os.fstat(fd).st_size, 0)
         return np.frombuffer(raw, dtype=np.uint64).reshape(-1, 3)
 
+    def data_from(self, record: int) -> np.ndarray:
+        """The records from number ``record`` on (a checkpoint writes each level's once)."""
+        self.finish()
+        fd = self._file.fileno()
+        offset = record * 24
+        raw = os.pread(fd, max(os.fstat(fd).st_size - offset, 0), offset)
+        return np.frombuffer(raw, dtype=np.uint64).reshape(-1, 3)
+
     def path_to(self, fp: int) -> tuple[int, list[tuple[int, int]]]:
         """(the initial state's fingerprint, [(fingerprint, action index)] of every step to ``fp``)."""
         return _walk(self.data(), fp)

@@ -20,6 +20,7 @@ from checker import CheckerError, Stats
 from checker.spark import DEFAULT_MASTER, check_master
 from groupcheck.report import junit_xml
 from groupcheck.runner import ENGINES, CheckOutcome, check_scenario, replay_trace, scenario_files
+from groupcheck.stopping import Stopper, parse_size
 from groupcheck.sweep import SweepError, load_sweep, run_sweep, verdict_counts
 from groupcheck.verify import ReplayError, verified_document
 from model.assignor_proofs import DEFAULT_BOUND, Bound, iter_proofs
@@ -51,8 +52,28 @@ def _load_all(paths: Sequence[str]) -> list[Scenario]:
 
 
 def _progress_hook(name: str) -> tuple[Callable[[Stats], None] | None, Callable[[], None]]:
+    """On a terminal, a live status line; elsewhere (CI logs, pipes) a plain line on stderr at a steady
+    interval, so a long run is never silent (GROUPCHECK_PROGRESS_SECONDS sets it; default 10 s)."""
     if not sys.stdout.isatty():
-        return None, lambda: None
+        try:
+            every = float(os.environ.get("GROUPCHECK_PROGRESS_SECONDS", "10"))
+        except ValueError:
+            every = 10.0
+        last = [time.monotonic()]
+
+        def line(st: Stats) -> None:
+            now = time.monotonic()
+            if now - last[0] < every:
+                return
+            last[0] = now
+            print(
+                f"progress: {name}: {st.distinct_states:,} states, depth {st.max_depth}, "
+                f"{st.states_per_second:,.0f} states/s, {st.queued:,} queued, {st.seconds:,.0f} s",
+                file=sys.stderr,
+                flush=True,
+            )
+
+        return line, lambda: None
     from rich.console import Console
 
     console = Console()
@@ -62,7 +83,7 @@ def _progress_hook(name: str) -> tuple[Callable[[Stats], None] | None, Callable[
     def hook(st: Stats) -> None:
         status.update(
             f"{name}: {st.distinct_states:,} states, depth {st.max_depth}, "
-            f"{st.states_per_second:,.0f} states/s"
+            f"{st.states_per_second:,.0f} states/s, {st.queued:,} queued"
         )
 
     return hook, status.stop
@@ -75,6 +96,21 @@ def _row(o: CheckOutcome) -> str:
         f"{o.scenario.name:<40} {o.found:<32} {o.expected:<32} {r.stats.distinct_states:>9} "
         f"{r.stats.max_depth:>5} {r.stats.seconds:>8.2f}  {mark}"
     )
+
+
+def _report(o: CheckOutcome) -> None:
+    """A scenario's row and what qualifies it: bounds, what stopped it, what it never exercised."""
+    print(_row(o))
+    print(f"{'':<4}within: {o.scenario.bounds()}")
+    if o.stopped is not None:
+        print(f'{"":<4}stopped by {o.stopped}: not exhaustive, so not "holds"')
+    for what in o.vacuous:
+        print(f"warning: {o.scenario.name}: {what}")
+    if o.trace_dir is not None:
+        svg = " .svg" if (o.trace_dir / SVG_FILE).exists() else ""
+        also = f".json .dot .graphml .mmd .txt{svg}"
+        print(f"{'':<4}trace: {o.trace_dir}/trace.html (open it in a browser; also {also})")
+    sys.stdout.flush()
 
 
 def _run_dir(args: argparse.Namespace, sc: Scenario, n_scenarios: int) -> Path | None:
@@ -94,53 +130,65 @@ def cmd_check(args: argparse.Namespace) -> int:
         raise UsageError("--master needs --engine spark")
     if args.engine == "spark":
         check_master(args.master)
-    if (args.checkpoint or args.resume) and args.engine != "spark":
-        raise UsageError("--checkpoint and --resume need --engine spark")
+    if (args.checkpoint or args.resume) and args.workers > 1:
+        raise UsageError("--checkpoint and --resume run in one process or on Spark; drop --workers")
     if args.checkpoint and args.resume:
         raise UsageError("--resume DIR continues the run in DIR (and keeps writing there); drop --checkpoint")
     if args.resume and not Path(args.resume).is_dir():
         raise UsageError(f"{args.resume}: no such run directory")
     scenarios = _load_all(args.paths)
     out_dir = Path(args.out) if args.out else None
+    stopper = Stopper(args.max_time, args.max_memory)
+    if args.max_memory is not None and args.workers > 1:
+        stopper.max_bytes = args.max_memory // args.workers  # each worker process watches its share
     print(f"{'scenario':<40} {'verdict':<32} {'expected':<32} {'states':>9} {'depth':>5} {'seconds':>8}")
     outcomes = []
-    for sc in scenarios:
-        hook, stop = _progress_hook(sc.name)
-        try:
-            o = check_scenario(
-                sc,
-                out_dir,
-                max_states=args.max_states,
-                max_depth=args.max_depth,
-                progress=hook,
-                workers=args.workers,
-                symmetry=not args.no_symmetry,
-                engine=args.engine,
-                master=args.master,
-                checkpoint=_run_dir(args, sc, len(scenarios)),
-                resume=args.resume is not None,
-            )
-        finally:
-            stop()
-        outcomes.append(o)
-        print(_row(o))
-        print(f"{'':<4}within: {sc.bounds()}")
-        if o.trace_dir is not None:
-            svg = " .svg" if (o.trace_dir / SVG_FILE).exists() else ""
-            also = f".json .dot .graphml .mmd .txt{svg}"
-            print(f"{'':<4}trace: {o.trace_dir}/trace.html (open it in a browser; also {also})")
-        sys.stdout.flush()
+    with stopper.catching_signals():
+        for sc in scenarios:
+            hook, stop = _progress_hook(sc.name)
+            stopper.start()
+            try:
+                o = check_scenario(
+                    sc,
+                    out_dir,
+                    max_states=args.max_states,
+                    max_depth=args.max_depth,
+                    progress=hook,
+                    workers=args.workers,
+                    symmetry=not args.no_symmetry,
+                    engine=args.engine,
+                    master=args.master,
+                    checkpoint=_run_dir(args, sc, len(scenarios)),
+                    resume=args.resume is not None,
+                    should_stop=stopper,
+                )
+            finally:
+                stop()
+            outcomes.append(o)
+            _report(o)
+            if stopper.signal is not None:
+                break
     bad = [o for o in outcomes if not o.as_expected]
+    vacuous = [o for o in outcomes if o.vacuous]
     if any(o.trace_dir is not None for o in outcomes) and dot_program() is None:
         print(f"note: {INSTALL_HINT}")
+    collide = sum(o.result.stats.collision_probability for o in outcomes)
+    print(f"fingerprint collision probability: {collide:.1e} (TLC's optimistic estimate, all scenarios)")
     print(f"{len(outcomes) - len(bad)} of {len(outcomes)} scenarios as expected")
+    if vacuous:
+        strict = "; --strict fails on them" if args.strict else "; --strict would fail on them"
+        print(f"{len(vacuous)} scenario(s) left something they ask for unexercised (warnings above){strict}")
     if args.json:
         Path(args.json).write_text(
             json.dumps([o.summary() for o in outcomes], indent=2) + "\n", encoding="utf-8"
         )
     if args.junit:
-        Path(args.junit).write_text(junit_xml(outcomes), encoding="utf-8")
-    return EXIT_UNEXPECTED if bad else EXIT_OK
+        Path(args.junit).write_text(junit_xml(outcomes, strict=args.strict), encoding="utf-8")
+    if stopper.signal is not None:
+        left = len(scenarios) - len(outcomes)
+        print(f"interrupted: {left} scenario(s) not checked", file=sys.stderr)
+        return 128 + stopper.signal
+    return EXIT_UNEXPECTED if bad or (args.strict and vacuous) else EXIT_OK
 
 
 def _story(description: str, width: int = 90) -> str:
@@ -264,6 +312,23 @@ def _positive(text: str) -> int:
     return value
 
 
+def _seconds(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"must be a number of seconds, got {text!r}") from None
+    if not value > 0 or value == float("inf"):
+        raise argparse.ArgumentTypeError(f"must be a positive number of seconds, got {text!r}")
+    return value
+
+
+def _size(text: str) -> int:
+    try:
+        return parse_size(text)
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(f"must be {exc}") from None
+
+
 class _Parser(argparse.ArgumentParser):
     def error(self, message: str) -> None:  # one line and exit 2, like every other bad input
         raise UsageError(message)
@@ -285,7 +350,29 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument(
         "--workers", type=_positive, default=1, metavar="N", help="explore with N processes (default 1)"
     )
-    p.add_argument("--max-depth", type=_positive, metavar="N", help="override the scenarios' depth bound")
+    p.add_argument(
+        "--max-depth",
+        type=_positive,
+        metavar="N",
+        help="override the scenarios' depth bound (a search it stops is incomplete, never holds)",
+    )
+    p.add_argument(
+        "--max-time",
+        type=_seconds,
+        metavar="SECONDS",
+        help="stop each scenario's search after SECONDS (it is then incomplete: stopped_by time)",
+    )
+    p.add_argument(
+        "--max-memory",
+        type=_size,
+        metavar="SIZE",
+        help="stop a search whose resident memory passes SIZE (512M, 2G; incomplete: stopped_by memory)",
+    )
+    p.add_argument(
+        "--strict",
+        action="store_true",
+        help="fail (exit 1) when a scenario leaves a fault, pinned phase or switch it asks for unexercised",
+    )
     p.add_argument(
         "--engine",
         choices=ENGINES,
@@ -301,10 +388,12 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument(
         "--checkpoint",
         metavar="DIR",
-        help="--engine spark: write each complete level to the run directory DIR (Parquet)",
+        help="write each complete level to the run directory DIR (to --resume after a stop)",
     )
     p.add_argument(
-        "--resume", metavar="DIR", help="--engine spark: continue the run in DIR from its last complete level"
+        "--resume",
+        metavar="DIR",
+        help="continue the run in DIR from its last complete level (verified first)",
     )
     p.add_argument(
         "--no-symmetry",

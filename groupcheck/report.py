@@ -19,11 +19,16 @@ def _dotted(folder: Path) -> str:
     return ".".join(p for p in folder.parts if p not in ("/", ".", "..")) or "specs"
 
 
-def junit_xml(outcomes: Sequence[CheckOutcome], suite: str = "groupcheck") -> str:
+def _fails(o: CheckOutcome, strict: bool) -> bool:
+    return not o.as_expected or (strict and bool(o.vacuous))
+
+
+def junit_xml(outcomes: Sequence[CheckOutcome], suite: str = "groupcheck", *, strict: bool = False) -> str:
     """JUnit XML: a test case per scenario (class name from the scenario file's folder), failing when the
-    verdict is not the expected one — the message names the verdict, the violated property and the trace.
-    Every case says the bounds its verdict holds within."""
-    failures = [o for o in outcomes if not o.as_expected]
+    verdict is not the expected one — the message names the verdict, the violated property (or what
+    stopped an incomplete search) and the trace — and, with ``strict``, when the scenario left something
+    it asks for unexercised. Every case says the bounds its verdict holds within and its warnings."""
+    failures = [o for o in outcomes if _fails(o, strict)]
     total = sum(o.result.stats.seconds for o in outcomes)
     root = ET.Element(
         "testsuite",
@@ -47,11 +52,21 @@ def junit_xml(outcomes: Sequence[CheckOutcome], suite: str = "groupcheck") -> st
             f"within: {sc.bounds()}",
             f"states: {r.stats.distinct_states}, depth: {r.stats.max_depth}",
         ]
+        if o.stopped is not None:
+            details.append(f"stopped by {o.stopped}: not exhaustive")
+        details += [f"warning: {what}" for what in o.vacuous]
         if trace is not None:
             details.append(f"trace: {trace}")
         if not o.as_expected:
             message = f"{verdict}, expected {o.expected}" + (f"; trace: {trace}" if trace else "")
+            if o.stopped is not None:
+                message += f"; stopped by {o.stopped}"
             failure = ET.SubElement(case, "failure", message=message, type="UnexpectedVerdict")
+            failure.text = "\n".join(details)
+        elif strict and o.vacuous:
+            more = len(o.vacuous) - 1
+            message = f"vacuous: {o.vacuous[0]}" + (f" (and {more} more)" if more else "")
+            failure = ET.SubElement(case, "failure", message=message, type="Vacuous")
             failure.text = "\n".join(details)
         ET.SubElement(case, "system-out").text = "\n".join(details)
     ET.indent(root)

@@ -2,18 +2,21 @@
 
 from __future__ import annotations
 
+import copy
 import functools
 import json
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
 from checker import Result, Stats, Verdict, bfs
 from checker.parallel import parallel_bfs
+from checker.search import StopHook
 from checker.spark import DEFAULT_MASTER, spark_bfs
 from groupcheck.verify import ReplayError, ReplayOutcome, replay_trace  # noqa: F401 (replay lives in verify)
 from model import GroupModel
+from model.coverage import unexercised
 from model.explain import trace_document
 from model.scenario import Scenario, load_scenario, scenario_from_data
 from traces import write_bundle
@@ -23,9 +26,15 @@ ENGINES = ("local", "spark")
 
 @dataclass(frozen=True, slots=True)
 class CheckOutcome:
+    """One scenario's check. ``scenario`` is the scenario as checked: bounds given on the command line
+    replace the file's, so ``scenario.bounds()`` and the trace it embeds say what was really explored.
+    ``vacuous`` lists what the scenario asks for that the search never did (see :mod:`model.coverage`),
+    less what the scenario declares unexercised, plus each such declaration the search contradicted."""
+
     scenario: Scenario
     result: Result
     trace_dir: Path | None
+    vacuous: tuple[str, ...] = ()
 
     @property
     def verdict(self) -> str:
@@ -33,9 +42,19 @@ class CheckOutcome:
 
     @property
     def found(self) -> str:
-        """The verdict with the violated property, as reports show it ("violated no-stale-commit")."""
+        """The verdict with the violated property or what stopped the search, as reports show it
+        ("violated no-stale-commit", "incomplete (depth)")."""
         r = self.result
+        if r.stopped_by is not None:
+            return f"{r.verdict} ({r.stopped_by})"
         return str(r.verdict) + (f" {r.property}" if r.property else "")
+
+    @property
+    def stopped(self) -> str | None:
+        """What stopped an incomplete search, in words ("the depth bound 5 (states at depth 5 were left
+        unexpanded)"), or None for a search that was exhaustive or found a violation."""
+        r = self.result
+        return None if r.stopped_by is None else stop_text(r)
 
     @property
     def expected(self) -> str:
@@ -52,22 +71,91 @@ class CheckOutcome:
         return r.verdict == Verdict.VIOLATED and r.property == s.expect_property
 
     def summary(self) -> dict[str, Any]:
-        st = self.result.stats
+        r = self.result
+        st = r.stats
         return {
             "name": self.scenario.name,
             "source": self.scenario.source,
             "verdict": self.verdict,
-            "property": self.result.property,
+            "property": r.property,
             "expected": self.expected,
             "as_expected": self.as_expected,
+            "stopped_by": r.stopped_by,
+            "vacuous": list(self.vacuous),
             "distinct_states": st.distinct_states,
             "states_generated": st.states_generated,
             "depth": st.max_depth,
-            "trace_length": len(self.result.counterexample) if self.result.counterexample else None,
+            "trace_length": len(r.counterexample) if r.counterexample else None,
             "seconds": round(st.seconds, 3),
             "bounds": self.scenario.bounds(),
+            "collision_probability": st.collision_probability,
+            "coverage": {"actions": dict(r.coverage.actions), "probes": list(r.coverage.probes)},
             "trace": None if self.trace_dir is None else str(self.trace_dir / "trace.json"),
         }
+
+
+def stop_text(r: Result) -> str:
+    """What stopped an incomplete search, in words."""
+    why = r.stopped_by
+    if why == "depth":
+        return f"the depth bound {r.max_depth} (states at that depth were left unexpanded)"
+    if why == "states":
+        return f"the state limit {r.max_states}"
+    if why == "time":
+        return "the time limit"
+    if why == "memory":
+        return "the memory limit"
+    return "an interruption"
+
+
+def as_checked(sc: Scenario, max_depth: int | None, max_states: int | None) -> Scenario:
+    """``sc`` with the bounds given on the command line in place of its own (in its table too, so a trace
+    embeds the bounds its search ran within)."""
+    if max_depth is None and max_states is None:
+        return sc
+    data = copy.deepcopy(sc.data)
+    check = data.setdefault("check", {})
+    if max_depth is not None:
+        check["max_depth"] = max_depth
+    if max_states is not None:
+        check["max_states"] = max_states
+    return replace(
+        sc,
+        max_depth=sc.max_depth if max_depth is None else max_depth,
+        max_states=sc.max_states if max_states is None else max_states,
+        data=data,
+    )
+
+
+def run_key(sc: Scenario) -> str:
+    """What a run directory records as explored: the scenario's table, less the state limit (a run
+    stopped by it may be resumed with another)."""
+    data = copy.deepcopy(sc.data)
+    check = data.get("check")
+    if isinstance(check, dict):
+        check.pop("max_states", None)
+        if not check:
+            del data["check"]
+    return json.dumps(data, sort_keys=True)
+
+
+def vacuity(sc: Scenario, result: Result) -> tuple[str, ...]:
+    """What ``sc`` asks for that ``result``'s search never did, less what the scenario declares it
+    expects to stay unexercised (with its reason); and each such declaration the search contradicted.
+    Empty for an incomplete search (its coverage is partial: the verdict already says so)."""
+    if result.verdict == Verdict.INCOMPLETE:
+        return ()
+    declared = dict(getattr(sc, "unexercised", ()))
+    missing = unexercised(sc.config, result.coverage)
+    out = [what for item, what in missing if item not in declared]
+    if result.verdict == Verdict.HOLDS:  # a violated search stops early: it may not have got there
+        never = {item for item, _ in missing}
+        out += [
+            f"{item} is declared unexercised ({reason}), but the search exercised it"
+            for item, reason in sorted(declared.items())
+            if item not in never
+        ]
+    return tuple(out)
 
 
 def check_scenario(
@@ -83,20 +171,26 @@ def check_scenario(
     master: str = DEFAULT_MASTER,
     checkpoint: Path | None = None,
     resume: bool = False,
+    should_stop: StopHook | None = None,
 ) -> CheckOutcome:
     """Explore a scenario exhaustively (within its bounds) and, on a violation, write the trace bundle
-    under ``out_dir/<name>/``. Command-line bounds override the scenario's. ``workers > 1`` runs the
-    multi-process search (same counts and verdict; a counterexample of the same length). ``symmetry``
-    keeps one state per class of states that differ only by which consumer is which (the verdict is the
-    same; the state count is that of the classes). ``engine="spark"`` explores on Apache Spark at
-    ``master`` (``local[*]`` by default; executors rebuild the model from the scenario's table), writing
-    each level to the run directory ``checkpoint`` if given; ``resume`` continues the run found there."""
-    sc = scenario if isinstance(scenario, Scenario) else load_scenario(scenario)
+    under ``out_dir/<name>/``. Command-line bounds override the scenario's; a search they stop is
+    ``incomplete`` — only a depth bound that the scenario file itself declares is part of what it claims
+    (it then "holds within depth <= N"). ``workers > 1`` runs the multi-process search (the same counts,
+    verdict and counterexample). ``symmetry`` keeps one state per class of states that differ only by
+    which consumer is which (the verdict is the same; the state count is that of the classes).
+    ``engine="spark"`` explores on Apache Spark at ``master`` (``local[*]`` by default; executors rebuild
+    the model from the scenario's table). Either engine writes each complete level to the run directory
+    ``checkpoint`` if given (one process or Spark); ``resume`` continues the run found there, after
+    checking its digests and replaying its states. ``should_stop`` is asked now and then during the
+    search and stops it with the reason it returns ("time", "memory", "interrupted")."""
+    declared = scenario if isinstance(scenario, Scenario) else load_scenario(scenario)
+    sc = as_checked(declared, max_depth, max_states)
     model = GroupModel(sc.config)
     bounds = {
         "properties": sc.properties,
-        "max_depth": max_depth if max_depth is not None else sc.max_depth,
-        "max_states": max_states if max_states is not None else sc.max_states,
+        "max_depth": sc.max_depth,
+        "max_states": sc.max_states,
         "check_deadlock": sc.check_deadlock,
         "symmetry": symmetry,
     }
@@ -106,25 +200,37 @@ def check_scenario(
         if workers > 1:
             raise ValueError("--workers is for the local engine; Spark spreads the work over its executors")
         build = functools.partial(model_from_data, sc.data, sc.source)
-        key = json.dumps(sc.data, sort_keys=True)
         result = spark_bfs(
             build,
             master=master,
             checkpoint=checkpoint,
             resume=resume,
-            run_key=key,
+            run_key=run_key(sc),
             progress=progress,
             **bounds,
         )
     elif workers > 1:
-        result = parallel_bfs(model, workers=workers, **bounds)
+        if checkpoint is not None:
+            raise ValueError("--checkpoint/--resume run in one process (or on Spark), not with --workers")
+        result = parallel_bfs(model, workers=workers, progress=progress, should_stop=should_stop, **bounds)
     else:
-        result = bfs(model, progress=progress, **bounds)
+        result = bfs(
+            model,
+            progress=progress,
+            should_stop=should_stop,
+            checkpoint=checkpoint,
+            resume=resume,
+            run_key=run_key(sc),
+            **bounds,
+        )
+    if result.stopped_by == "depth" and declared.max_depth is not None and declared.max_depth == sc.max_depth:
+        # the scenario's own claim is bounded by this depth: exhaustive within it
+        result = replace(result, verdict=Verdict.HOLDS, stopped_by=None)
     trace_dir = None
     if result.counterexample is not None and out_dir is not None:
         trace_dir = out_dir / sc.name
         write_bundle(trace_document(sc, result), trace_dir)
-    return CheckOutcome(sc, result, trace_dir)
+    return CheckOutcome(sc, result, trace_dir, vacuity(sc, result))
 
 
 def scenario_files(*paths: str | Path) -> list[Path]:

@@ -334,11 +334,15 @@ def _shown(value: Any) -> str:
 def test_render_rewrites_a_bundle_from_a_trace_file(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
+    # render replays the trace first (groupcheck/verify.py): it needs a real one, not the synthetic sample
+    o = check_scenario(ROOT / "specs" / "teaching" / "gc-pause-zombie-fetch.toml", tmp_path / "run")
+    assert o.trace_dir is not None
     source = tmp_path / "old" / "trace.json"
-    write_bundle(sample(), source.parent, svg=False)
-    (source.parent / "trace.html").unlink()
+    source.parent.mkdir()
+    source.write_bytes((o.trace_dir / "trace.json").read_bytes())
+    doc = json.loads(source.read_text(encoding="utf-8"))
     assert main(["render", str(source)]) == 0
-    assert (source.parent / "trace.html").read_text(encoding="utf-8") == to_html(sample())
+    assert (source.parent / "trace.html").read_text(encoding="utf-8") == to_html(doc)
     assert main(["render", str(source), "--out", str(tmp_path / "new")]) == 0
     assert (tmp_path / "new" / "trace.html").exists() and (tmp_path / "new" / "trace.json").exists()
     assert "(open it in a browser)" in capsys.readouterr().out
