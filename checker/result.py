@@ -84,6 +84,9 @@ class Counterexample:
     property: str
     init_state: Any
     steps: tuple[Step, ...]
+    # a liveness violation is a lasso: after the last step the behaviour returns to the state reached
+    # after step ``loop`` (0: the initial state) and repeats steps loop+1..end for ever; None: a finite path
+    loop: int | None = None
 
     @property
     def final_state(self) -> Any:
