@@ -22,13 +22,20 @@ from groupcheck.runner import CheckOutcome, check_scenario, scenario_files
 __all__ = ["check_as_expected", "scenario_files"]
 
 
-def check_as_expected(path: str | Path, out_dir: str | Path | None = None, **kwargs: object) -> CheckOutcome:
+def check_as_expected(
+    path: str | Path, out_dir: str | Path | None = None, *, strict: bool = True, **kwargs: object
+) -> CheckOutcome:
     """Check one scenario (``kwargs`` as for :func:`groupcheck.check_scenario`); raise ``AssertionError``
-    unless its verdict is the expected one. Returns the outcome (verdict, statistics, trace folder)."""
+    unless its verdict is the expected one — and, with ``strict`` (the default, as ``--strict``), unless
+    it exercised everything it asks for. Returns the outcome (verdict, statistics, trace folder)."""
     o = check_scenario(path, None if out_dir is None else Path(out_dir), **kwargs)  # type: ignore[arg-type]
     if not o.as_expected:
         trace = "" if o.trace_dir is None else f"; counterexample: {o.trace_dir / 'trace.json'}"
+        stopped = "" if o.stopped is None else f"; stopped by {o.stopped}"
+        within = o.scenario.bounds()
         raise AssertionError(
-            f"{o.scenario.name}: {o.found}, expected {o.expected} (within: {o.scenario.bounds()}){trace}"
+            f"{o.scenario.name}: {o.found}, expected {o.expected} (within: {within}){stopped}{trace}"
         )
+    if strict and o.vacuous:
+        raise AssertionError(f"{o.scenario.name}: vacuous: " + "; ".join(o.vacuous))
     return o

@@ -34,6 +34,8 @@ def test_verdict_as_expected(path: Path) -> None:
     assert o.as_expected, (
         f"{o.scenario.name}: got {o.result.verdict} {o.result.property}, expected {o.expected}"
     )
+    # and not vacuously: every fault, pinned phase and switch it asks for was exercised (issue 13)
+    assert not o.vacuous, f"{o.scenario.name}: " + "; ".join(o.vacuous)
 
 
 VIOLATING = [p for p in SCENARIOS if load_scenario(p).expect_verdict == "violated"]
