@@ -1,0 +1,981 @@
+package groupcheck.conformance;
+
+import org.apache.kafka.clients.consumer.ConsumerPartitionAssignor.Assignment;
+import org.apache.kafka.clients.consumer.ConsumerPartitionAssignor.Subscription;
+import org.apache.kafka.clients.consumer.internals.ConsumerProtocol;
+import org.apache.kafka.common.TopicPartition;
+import org.apache.kafka.common.errors.CoordinatorLoadInProgressException;
+import org.apache.kafka.common.errors.NotCoordinatorException;
+import org.apache.kafka.common.message.HeartbeatRequestData;
+import org.apache.kafka.common.message.HeartbeatResponseData;
+import org.apache.kafka.common.message.JoinGroupRequestData;
+import org.apache.kafka.common.message.JoinGroupRequestData.JoinGroupRequestProtocol;
+import org.apache.kafka.common.message.JoinGroupRequestData.JoinGroupRequestProtocolCollection;
+import org.apache.kafka.common.message.JoinGroupResponseData;
+import org.apache.kafka.common.message.LeaveGroupRequestData;
+import org.apache.kafka.common.message.LeaveGroupResponseData;
+import org.apache.kafka.common.message.OffsetCommitRequestData;
+import org.apache.kafka.common.message.OffsetCommitResponseData;
+import org.apache.kafka.common.message.OffsetFetchRequestData;
+import org.apache.kafka.common.message.OffsetFetchResponseData;
+import org.apache.kafka.common.message.SyncGroupRequestData;
+import org.apache.kafka.common.message.SyncGroupResponseData;
+import org.apache.kafka.common.network.ListenerName;
+import org.apache.kafka.common.protocol.ApiKeys;
+import org.apache.kafka.common.protocol.Errors;
+import org.apache.kafka.common.security.auth.KafkaPrincipal;
+import org.apache.kafka.common.security.auth.SecurityProtocol;
+import org.apache.kafka.common.utils.LogContext;
+import org.apache.kafka.common.utils.Time;
+import org.apache.kafka.coordinator.common.runtime.CoordinatorExecutor;
+import org.apache.kafka.coordinator.common.runtime.CoordinatorMetadataImage;
+import org.apache.kafka.coordinator.common.runtime.CoordinatorOperationExceptionHelper;
+import org.apache.kafka.coordinator.common.runtime.CoordinatorRecord;
+import org.apache.kafka.coordinator.common.runtime.CoordinatorResult;
+import org.apache.kafka.coordinator.common.runtime.CoordinatorTimer;
+import org.apache.kafka.coordinator.group.Group;
+import org.apache.kafka.coordinator.group.GroupConfigManager;
+import org.apache.kafka.coordinator.group.GroupCoordinatorConfig;
+import org.apache.kafka.coordinator.group.GroupCoordinatorRecordHelpers;
+import org.apache.kafka.coordinator.group.GroupCoordinatorRecordSerde;
+import org.apache.kafka.coordinator.group.GroupCoordinatorShard;
+import org.apache.kafka.coordinator.group.GroupMetadataManager;
+import org.apache.kafka.coordinator.group.classic.ClassicGroup;
+import org.apache.kafka.coordinator.group.classic.ClassicGroupMember;
+import org.apache.kafka.coordinator.group.classic.ClassicGroupState;
+import org.apache.kafka.coordinator.group.metrics.GroupCoordinatorMetrics;
+import org.apache.kafka.coordinator.group.modern.share.ShareGroupConfig;
+import org.apache.kafka.server.authorizer.AuthorizableRequestContext;
+import org.apache.kafka.timeline.SnapshotRegistry;
+
+import java.lang.reflect.Field;
+import java.lang.reflect.Method;
+import java.net.InetAddress;
+import java.nio.ByteBuffer;
+import java.util.ArrayList;
+import java.util.Collection;
+import java.util.Comparator;
+import java.util.HashMap;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import java.util.TreeMap;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.TimeUnit;
+import java.util.function.BiFunction;
+
+/**
+ * One consumer group's coordinator, driven as Kafka's own unit tests drive it: Kafka's
+ * {@link GroupCoordinatorShard} (its GroupMetadataManager and OffsetMetadataManager) with a mock clock, a
+ * mock timer and an in-memory log. No broker, no threads, no network.
+ *
+ * <p>The harness plays the part of Kafka's CoordinatorRuntime and GroupCoordinatorService around the shard:
+ * it replays the records an operation returns (when the operation asks for it), appends them to its log,
+ * and completes the operation's append future — at once, except for the group leader's SyncGroup, whose
+ * completion (Kafka: the assignment record committed) waits for a {@code commit_writes} event; it turns an
+ * operation's exception into the response's error code with Kafka's own
+ * {@link CoordinatorOperationExceptionHelper}; while no coordinator is loaded it answers NOT_COORDINATOR, and
+ * while one is loading it answers as GroupCoordinatorService does (a heartbeat "blindly" without error,
+ * everything else COORDINATOR_LOAD_IN_PROGRESS). Those runtime-level answers are marked {@code "by":
+ * "runtime"}; every other response comes from Kafka's coordinator code.
+ *
+ * <p>A failover ({@code elect}) builds a fresh shard that replays every record the old one wrote, after a
+ * serialize/deserialize round trip through Kafka's record serde, as a new coordinator loads
+ * {@code __consumer_offsets}; {@code load} then calls {@code onLoaded} (session timers rescheduled).
+ */
+final class Harness {
+    static final String GROUP = "g";
+    static final String PROTOCOL_TYPE = ConsumerProtocol.PROTOCOL_TYPE;
+    static final int SESSION_TIMEOUT_MS = 45_000;
+    static final int REBALANCE_TIMEOUT_MS = 300_000;
+    private static final long NO_PRODUCER_ID = -1L;
+    private static final short NO_PRODUCER_EPOCH = -1;
+    private static final GroupCoordinatorMetrics METRICS = new GroupCoordinatorMetrics();
+    private static final GroupCoordinatorRecordSerde SERDE = new GroupCoordinatorRecordSerde();
+
+    /** The coordinator's status as the runtime sees it. */
+    private String status = "none";
+    private GroupCoordinatorShard shard;
+    private GroupMetadataManager groups;
+    /** Incremented whenever a coordinator instance is discarded: late completions of its futures are dropped. */
+    private int instance;
+    private final MockTime time = new MockTime();
+    private MockTimer timer;
+    /** The log: every record written, serialized (key, value), in order. */
+    private final List<byte[][]> log = new ArrayList<>();
+    private final List<CompletableFuture<Void>> deferredAppends = new ArrayList<>();
+    private final List<Map<String, Object>> outbox = new ArrayList<>();
+    private final List<String> notes = new ArrayList<>();
+    private final GroupCoordinatorConfig config;
+    private final GroupConfigManager groupConfigManager;
+
+    Harness() {
+        Map<String, Object> props = new HashMap<>();
+        config = GroupCoordinatorConfig.fromProps(props);
+        groupConfigManager = new GroupConfigManager(Map.of(), config, ShareGroupConfig.fromProps(props));
+    }
+
+    // ---------------------------------------------------------------------------------------------- steps
+
+    /** Run one step's events; return the responses completed during them and the state afterwards. */
+    @SuppressWarnings("unchecked")
+    Map<String, Object> step(List<Object> events) {
+        List<Object> infos = new ArrayList<>();
+        for (Object e : events) {
+            Map<String, Object> ev = (Map<String, Object>) e;
+            Map<String, Object> info = new LinkedHashMap<>();
+            info.put("op", ev.get("op"));
+            try {
+                event(ev, info);
+            } catch (RuntimeException ex) {
+                info.put("harness_error", ex.toString());
+            }
+            infos.add(info);
+        }
+        Map<String, Object> out = new LinkedHashMap<>();
+        out.put("events", infos);
+        out.put("responses", new ArrayList<>(outbox));
+        outbox.clear();
+        out.put("state", state());
+        if (!notes.isEmpty()) {
+            out.put("notes", new ArrayList<>(notes));
+            notes.clear();
+        }
+        return out;
+    }
+
+    private void event(Map<String, Object> ev, Map<String, Object> info) {
+        String op = (String) ev.get("op");
+        switch (op) {
+            case "reset": reset(); break;
+            case "bootstrap": bootstrap(ev, info); break;
+            case "join": join(ev, info); break;
+            case "sync": sync(ev); break;
+            case "heartbeat": heartbeat(ev); break;
+            case "leave": leave(ev); break;
+            case "commit": commit(ev); break;
+            case "fetch": fetch(ev); break;
+            case "expire": fire(MockTimer.heartbeatKey(GROUP, str(ev, "member")), info); break;
+            case "complete_join": completeJoin(info); break;
+            case "commit_writes": commitWrites(info); break;
+            case "prepare_rebalance": prepareRebalance(str(ev, "reason"), info); break;
+            case "crash": discard(false); status = "none"; break;
+            case "unload": discard(true); status = "none"; break;
+            case "elect": elect(info); break;
+            case "load": load(); break;
+            default: throw new IllegalArgumentException("unknown op " + op);
+        }
+    }
+
+    private void reset() {
+        if (shard != null) {
+            discard(false);
+        }
+        log.clear();
+        deferredAppends.clear();
+        outbox.clear();
+        time.setMs(0);
+        elect(new LinkedHashMap<>());
+        load();
+    }
+
+    // -------------------------------------------------------------------------------- coordinator life
+
+    private void elect(Map<String, Object> info) {
+        if (shard != null) {
+            discard(false);
+        }
+        instance++;
+        SnapshotRegistry snapshots = new SnapshotRegistry(new LogContext());
+        timer = new MockTimer(time);
+        shard = (GroupCoordinatorShard) new GroupCoordinatorShard.Builder(config, groupConfigManager)
+            .withAuthorizerPlugin(Optional.empty())
+            .withLogContext(new LogContext())
+            .withSnapshotRegistry(snapshots)
+            .withTime(time)
+            .withTimer(timer)
+            .withExecutor(new IdleExecutor())
+            .withCoordinatorMetrics(METRICS)
+            .withTopicPartition(new TopicPartition("__consumer_offsets", 0))
+            .build();
+        groups = groupMetadataManager(shard);
+        long offset = 0;
+        for (byte[][] rec : log) {
+            CoordinatorRecord record = SERDE.deserialize(
+                ByteBuffer.wrap(rec[0]), rec[1] == null ? null : ByteBuffer.wrap(rec[1]));
+            shard.replay(offset++, NO_PRODUCER_ID, NO_PRODUCER_EPOCH, record);
+        }
+        info.put("records_loaded", log.size());
+        status = "loading";
+    }
+
+    private void load() {
+        shard.onLoaded(CoordinatorMetadataImage.EMPTY);
+        status = "serving";
+    }
+
+    /** The coordinator goes away: unloaded (its held requests answered NOT_COORDINATOR, as Kafka's
+     *  onUnloaded does) or crashed (whatever it held is lost with it). */
+    private void discard(boolean unload) {
+        if (shard == null) {
+            return;
+        }
+        if (!unload) {
+            instance++;  // a crashed broker sends nothing more
+        }
+        deferredAppends.clear();  // pending writes fail; their callbacks find the group Dead and do nothing
+        shard.onUnloaded();
+        instance++;
+        shard = null;
+        groups = null;
+        timer = null;
+    }
+
+    private static GroupMetadataManager groupMetadataManager(GroupCoordinatorShard shard) {
+        try {
+            Field f = GroupCoordinatorShard.class.getDeclaredField("groupMetadataManager");
+            f.setAccessible(true);
+            return (GroupMetadataManager) f.get(shard);
+        } catch (ReflectiveOperationException ex) {
+            throw new IllegalStateException("cannot read the shard's GroupMetadataManager", ex);
+        }
+    }
+
+    /**
+     * The initial state of a scenario that starts with a stable group: a group record as the coordinator
+     * that formed generation {@code generation} would have written it, replayed by a fresh coordinator.
+     * Member ids are made as Kafka makes them (client id + UUID); they are returned in member order.
+     */
+    @SuppressWarnings("unchecked")
+    private void bootstrap(Map<String, Object> ev, Map<String, Object> info) {
+        List<Object> members = (List<Object>) ev.get("members");
+        int leaderIndex = ((Number) ev.get("leader")).intValue();
+        String protocol = str(ev, "protocol");
+        List<String> ids = new ArrayList<>();
+        ClassicGroup tmp = new ClassicGroup(new LogContext(), GROUP, ClassicGroupState.EMPTY, time);
+        for (Object m : members) {
+            Map<String, Object> mm = (Map<String, Object>) m;
+            Optional<String> instanceId = Optional.ofNullable((String) mm.get("instance"));
+            ids.add(tmp.generateMemberId(str(mm, "client"), instanceId));
+        }
+        ClassicGroup group = new ClassicGroup(new LogContext(), GROUP, ClassicGroupState.STABLE, time,
+            ((Number) ev.get("generation")).intValue(), Optional.of(PROTOCOL_TYPE), Optional.of(protocol),
+            Optional.of(ids.get(leaderIndex)), Optional.of(time.milliseconds()));
+        Map<String, byte[]> assignment = new HashMap<>();
+        for (int i = 0; i < members.size(); i++) {
+            Map<String, Object> mm = (Map<String, Object>) members.get(i);
+            ClassicGroupMember member = new ClassicGroupMember(ids.get(i),
+                Optional.ofNullable((String) mm.get("instance")), str(mm, "client"), "/127.0.0.1",
+                REBALANCE_TIMEOUT_MS, SESSION_TIMEOUT_MS, PROTOCOL_TYPE,
+                protocols(protocol, (Map<String, Object>) mm.get("subscription")));
+            group.add(member);
+            assignment.put(ids.get(i), assignmentBytes((List<Object>) mm.get("assignment")));
+        }
+        write(GroupCoordinatorRecordHelpers.newGroupMetadataRecord(group, assignment));
+        elect(new LinkedHashMap<>());
+        load();
+        info.put("members", ids);
+    }
+
+    // ------------------------------------------------------------------------------------------ requests
+
+    private static final class Ctx implements AuthorizableRequestContext {
+        private final ApiKeys api;
+        private final String clientId;
+
+        Ctx(ApiKeys api, String clientId) {
+            this.api = api;
+            this.clientId = clientId;
+        }
+
+        @Override public String listenerName() { return ListenerName.forSecurityProtocol(SecurityProtocol.PLAINTEXT).value(); }
+        @Override public SecurityProtocol securityProtocol() { return SecurityProtocol.PLAINTEXT; }
+        @Override public KafkaPrincipal principal() { return KafkaPrincipal.ANONYMOUS; }
+        @Override public InetAddress clientAddress() { return InetAddress.getLoopbackAddress(); }
+        @Override public int requestType() { return api.id; }
+        @Override public int requestVersion() { return version(api); }
+        @Override public String clientId() { return clientId; }
+        @Override public int correlationId() { return 0; }
+    }
+
+    /** The request versions a Kafka 3.x/4.x Java consumer sends (OffsetCommit/OffsetFetch by topic name). */
+    static short version(ApiKeys api) {
+        switch (api) {
+            case OFFSET_COMMIT:
+            case OFFSET_FETCH:
+                return 9;
+            default:
+                return api.latestVersion();
+        }
+    }
+
+    /** Where a response goes: to consumer {@code c}, tagged as the request was. */
+    private Map<String, Object> response(Map<String, Object> ev, String api) {
+        Map<String, Object> r = new LinkedHashMap<>();
+        r.put("c", ev.get("c"));
+        r.put("tag", ev.get("tag"));
+        r.put("api", api);
+        return r;
+    }
+
+    private void send(Map<String, Object> r) {
+        outbox.add(r);
+    }
+
+    /** The runtime's answer when no coordinator is serving; null when the shard is to handle it. */
+    private Errors unavailable() {
+        if ("none".equals(status)) {
+            return Errors.NOT_COORDINATOR;
+        }
+        if ("loading".equals(status)) {
+            return Errors.COORDINATOR_LOAD_IN_PROGRESS;
+        }
+        return null;
+    }
+
+    /**
+     * Kafka's own mapping of an operation's exception to the response's error
+     * ({@link CoordinatorOperationExceptionHelper#handleOperationException}). Called reflectively only
+     * because its last parameter is an SLF4J logger, which the harness would otherwise have to compile
+     * against (a second version to pin).
+     */
+    @SuppressWarnings("unchecked")
+    private <T> T mapped(String op, Object input, Throwable ex, BiFunction<Errors, String, T> handler) {
+        try {
+            if (HANDLE == null) {
+                Class<?> logger = Class.forName("org.slf4j.Logger");
+                HANDLE = CoordinatorOperationExceptionHelper.class.getMethod("handleOperationException",
+                    String.class, Object.class, Throwable.class, BiFunction.class, logger);
+                LOGGER = LogContext.class.getMethod("logger", Class.class).invoke(new LogContext(), Harness.class);
+            }
+            return (T) HANDLE.invoke(null, op, input, ex, handler, LOGGER);
+        } catch (ReflectiveOperationException e) {
+            throw new IllegalStateException("cannot map " + ex, e);
+        }
+    }
+
+    private static Method HANDLE;
+    private static Object LOGGER;
+
+    private static Throwable runtimeException(Errors error) {
+        return error == Errors.NOT_COORDINATOR
+            ? new NotCoordinatorException("not the coordinator")
+            : new CoordinatorLoadInProgressException("loading");
+    }
+
+    @SuppressWarnings("unchecked")
+    private void join(Map<String, Object> ev, Map<String, Object> info) {
+        String instanceId = (String) ev.get("instance");
+        String protocol = str(ev, "protocol");
+        JoinGroupRequestData request = new JoinGroupRequestData()
+            .setGroupId(GROUP)
+            .setMemberId(str(ev, "member"))
+            .setGroupInstanceId(instanceId)
+            .setProtocolType(PROTOCOL_TYPE)
+            .setSessionTimeoutMs(SESSION_TIMEOUT_MS)
+            .setRebalanceTimeoutMs(REBALANCE_TIMEOUT_MS)
+            .setReason("groupcheck")
+            .setProtocols(protocols(protocol, (Map<String, Object>) ev.get("subscription")));
+        Errors down = unavailable();
+        if (down != null) {
+            JoinGroupResponseData resp = mapped("classic-group-join", request, runtimeException(down),
+                (error, msg) -> new JoinGroupResponseData().setErrorCode(error.code()));
+            send(joinResponse(response(ev, "JoinGroup"), resp, "runtime"));
+            return;
+        }
+        Ctx ctx = new Ctx(ApiKeys.JOIN_GROUP, str(ev, "client"));
+        JoinGroupResponseData first = null;
+        if (request.memberId().isEmpty() && instanceId == null) {
+            // KIP-394: JoinGroup v4+ without a member id is answered MEMBER_ID_REQUIRED with the id to use;
+            // the Java client rejoins at once with it. The harness makes that round trip inside the one
+            // JoinGroup the model sends.
+            CompletableFuture<JoinGroupResponseData> f = new CompletableFuture<>();
+            runWrite("classic-group-join", request, () -> shard.classicGroupJoin(ctx, request, f), false,
+                ex -> f.complete(mapped("classic-group-join", request, ex,
+                    (error, msg) -> new JoinGroupResponseData().setErrorCode(error.code()))));
+            first = f.getNow(null);
+            if (first != null && first.errorCode() == Errors.MEMBER_ID_REQUIRED.code()) {
+                info.put("member_id_required", first.memberId());
+                request.setMemberId(first.memberId());
+                first = null;
+            }
+        }
+        Map<String, Object> r = response(ev, "JoinGroup");
+        int inst = instance;
+        if (first != null) {
+            send(joinResponse(r, first, "coordinator"));
+            return;
+        }
+        CompletableFuture<JoinGroupResponseData> f = new CompletableFuture<>();
+        f.whenComplete((resp, ex) -> {
+            if (inst == instance) {
+                send(joinResponse(r, resp, "coordinator"));
+            }
+        });
+        runWrite("classic-group-join", request, () -> shard.classicGroupJoin(ctx, request, f), false,
+            ex -> f.complete(mapped("classic-group-join", request, ex,
+                (error, msg) -> new JoinGroupResponseData().setErrorCode(error.code()))));
+    }
+
+    @SuppressWarnings("unchecked")
+    private void sync(Map<String, Object> ev) {
+        SyncGroupRequestData request = new SyncGroupRequestData()
+            .setGroupId(GROUP)
+            .setMemberId(str(ev, "member"))
+            .setGroupInstanceId((String) ev.get("instance"))
+            .setGenerationId(((Number) ev.get("generation")).intValue())
+            .setProtocolType(PROTOCOL_TYPE)
+            .setProtocolName(str(ev, "protocol"));
+        List<SyncGroupRequestData.SyncGroupRequestAssignment> assignments = new ArrayList<>();
+        for (Object a : (List<Object>) ev.getOrDefault("assignments", List.of())) {
+            Map<String, Object> am = (Map<String, Object>) a;
+            assignments.add(new SyncGroupRequestData.SyncGroupRequestAssignment()
+                .setMemberId(str(am, "member"))
+                .setAssignment(assignmentBytes((List<Object>) am.get("partitions"))));
+        }
+        request.setAssignments(assignments);
+        Map<String, Object> r = response(ev, "SyncGroup");
+        Errors down = unavailable();
+        if (down != null) {
+            SyncGroupResponseData resp = mapped("classic-group-sync", request, runtimeException(down),
+                (error, msg) -> new SyncGroupResponseData().setErrorCode(error.code()));
+            send(syncResponse(r, resp, "runtime"));
+            return;
+        }
+        Ctx ctx = new Ctx(ApiKeys.SYNC_GROUP, str(ev, "client"));
+        CompletableFuture<SyncGroupResponseData> f = new CompletableFuture<>();
+        int inst = instance;
+        f.whenComplete((resp, ex) -> {
+            if (inst == instance) {
+                send(syncResponse(r, resp, "coordinator"));
+            }
+        });
+        // the leader's assignment is written to the log; it is answered when the write commits
+        runWrite("classic-group-sync", request, () -> shard.classicGroupSync(ctx, request, f), true,
+            ex -> f.complete(mapped("classic-group-sync", request, ex,
+                (error, msg) -> new SyncGroupResponseData().setErrorCode(error.code()))));
+    }
+
+    private void heartbeat(Map<String, Object> ev) {
+        HeartbeatRequestData request = new HeartbeatRequestData()
+            .setGroupId(GROUP)
+            .setMemberId(str(ev, "member"))
+            .setGroupInstanceId((String) ev.get("instance"))
+            .setGenerationId(((Number) ev.get("generation")).intValue());
+        Map<String, Object> r = response(ev, "Heartbeat");
+        // GroupCoordinatorService#heartbeat: a group still loading is answered "blindly" without error
+        BiFunction<Errors, String, HeartbeatResponseData> handler = (error, msg) ->
+            new HeartbeatResponseData().setErrorCode(
+                error == Errors.COORDINATOR_LOAD_IN_PROGRESS ? Errors.NONE.code() : error.code());
+        Errors down = unavailable();
+        HeartbeatResponseData resp;
+        String by = "coordinator";
+        if (down != null) {
+            resp = mapped("classic-group-heartbeat", request, runtimeException(down), handler);
+            by = "runtime";
+        } else {
+            Ctx ctx = new Ctx(ApiKeys.HEARTBEAT, str(ev, "client"));
+            HeartbeatResponseData[] out = new HeartbeatResponseData[1];
+            runWrite("classic-group-heartbeat", request, () -> {
+                CoordinatorResult<HeartbeatResponseData, CoordinatorRecord> res = shard.classicGroupHeartbeat(ctx, request);
+                out[0] = res.response();
+                return res;
+            }, false, ex -> out[0] = mapped("classic-group-heartbeat", request, ex, handler));
+            resp = out[0];
+        }
+        r.put("error", Errors.forCode(resp.errorCode()).name());
+        r.put("by", by);
+        send(r);
+    }
+
+    private void leave(Map<String, Object> ev) {
+        LeaveGroupRequestData request = new LeaveGroupRequestData()
+            .setGroupId(GROUP)
+            .setMembers(List.of(new LeaveGroupRequestData.MemberIdentity()
+                .setMemberId(str(ev, "member"))
+                .setGroupInstanceId((String) ev.get("instance"))
+                .setReason("groupcheck")));
+        Map<String, Object> r = response(ev, "LeaveGroup");
+        Errors down = unavailable();
+        BiFunction<Errors, String, LeaveGroupResponseData> handler = (error, msg) ->
+            new LeaveGroupResponseData().setErrorCode(error.code());
+        LeaveGroupResponseData resp;
+        String by = "coordinator";
+        if (down != null) {
+            resp = mapped("classic-group-leave", request, runtimeException(down), handler);
+            by = "runtime";
+        } else {
+            Ctx ctx = new Ctx(ApiKeys.LEAVE_GROUP, str(ev, "client"));
+            LeaveGroupResponseData[] out = new LeaveGroupResponseData[1];
+            runWrite("classic-group-leave", request, () -> {
+                CoordinatorResult<LeaveGroupResponseData, CoordinatorRecord> res = shard.classicGroupLeave(ctx, request);
+                out[0] = res.response();
+                return res;
+            }, false, ex -> out[0] = mapped("classic-group-leave", request, ex, handler));
+            resp = out[0];
+        }
+        Errors error = Errors.forCode(resp.errorCode());
+        if (error == Errors.NONE) {
+            for (LeaveGroupResponseData.MemberResponse m : resp.members()) {
+                if (m.errorCode() != Errors.NONE.code()) {
+                    error = Errors.forCode(m.errorCode());
+                }
+            }
+        }
+        r.put("error", error.name());
+        r.put("by", by);
+        send(r);
+    }
+
+    @SuppressWarnings("unchecked")
+    private void commit(Map<String, Object> ev) {
+        Map<String, OffsetCommitRequestData.OffsetCommitRequestTopic> topics = new TreeMap<>();
+        for (Object o : (List<Object>) ev.get("offsets")) {
+            List<Object> t = (List<Object>) o;
+            String topic = (String) t.get(0);
+            topics.computeIfAbsent(topic, n -> new OffsetCommitRequestData.OffsetCommitRequestTopic().setName(n))
+                .partitions().add(new OffsetCommitRequestData.OffsetCommitRequestPartition()
+                    .setPartitionIndex(((Number) t.get(1)).intValue())
+                    .setCommittedOffset(((Number) t.get(2)).longValue()));
+        }
+        OffsetCommitRequestData request = new OffsetCommitRequestData()
+            .setGroupId(GROUP)
+            .setMemberId(str(ev, "member"))
+            .setGroupInstanceId((String) ev.get("instance"))
+            .setGenerationIdOrMemberEpoch(((Number) ev.get("generation")).intValue())
+            .setTopics(new ArrayList<>(topics.values()));
+        Map<String, Object> r = response(ev, "OffsetCommit");
+        Errors down = unavailable();
+        Errors error = Errors.NONE;
+        String by = "coordinator";
+        if (down != null) {
+            error = mapped("commit-offset", request, runtimeException(down), (e, msg) -> e);
+            by = "runtime";
+        } else {
+            Ctx ctx = new Ctx(ApiKeys.OFFSET_COMMIT, str(ev, "client"));
+            Errors[] out = new Errors[] {Errors.NONE};
+            runWrite("commit-offset", request, () -> {
+                CoordinatorResult<OffsetCommitResponseData, CoordinatorRecord> res = shard.commitOffset(ctx, request);
+                for (OffsetCommitResponseData.OffsetCommitResponseTopic t : res.response().topics()) {
+                    for (OffsetCommitResponseData.OffsetCommitResponsePartition p : t.partitions()) {
+                        if (p.errorCode() != Errors.NONE.code()) {
+                            out[0] = Errors.forCode(p.errorCode());
+                        }
+                    }
+                }
+                return res;
+            }, false, ex -> out[0] = mapped("commit-offset", request, ex, (e, msg) -> e));
+            error = out[0];
+        }
+        r.put("error", error.name());
+        r.put("by", by);
+        send(r);
+    }
+
+    /** OffsetFetch of the given partitions: what a consumer reads after it is assigned them. */
+    @SuppressWarnings("unchecked")
+    private void fetch(Map<String, Object> ev) {
+        Map<String, OffsetFetchRequestData.OffsetFetchRequestTopics> topics = new TreeMap<>();
+        for (Object o : (List<Object>) ev.get("partitions")) {
+            List<Object> t = (List<Object>) o;
+            topics.computeIfAbsent((String) t.get(0),
+                n -> new OffsetFetchRequestData.OffsetFetchRequestTopics().setName(n))
+                .partitionIndexes().add(((Number) t.get(1)).intValue());
+        }
+        OffsetFetchRequestData.OffsetFetchRequestGroup request = new OffsetFetchRequestData.OffsetFetchRequestGroup()
+            .setGroupId(GROUP)
+            .setTopics(new ArrayList<>(topics.values()));
+        Map<String, Object> r = response(ev, "OffsetFetch");
+        Errors down = unavailable();
+        List<Object> offsets = new ArrayList<>();
+        String error = "NONE";
+        String by = "coordinator";
+        if (down != null) {
+            error = down.name();
+            by = "runtime";
+        } else {
+            try {
+                OffsetFetchResponseData.OffsetFetchResponseGroup resp = shard.fetchOffsets(request, Long.MAX_VALUE);
+                if (resp.errorCode() != Errors.NONE.code()) {
+                    error = Errors.forCode(resp.errorCode()).name();
+                }
+                for (OffsetFetchResponseData.OffsetFetchResponseTopics t : resp.topics()) {
+                    for (OffsetFetchResponseData.OffsetFetchResponsePartitions p : t.partitions()) {
+                        offsets.add(List.of(t.name(), p.partitionIndex(), p.committedOffset()));
+                    }
+                }
+            } catch (RuntimeException ex) {
+                error = mapped("fetch-offsets", request, ex, (e, msg) -> e).name();
+            }
+        }
+        r.put("error", error);
+        r.put("offsets", offsets);
+        r.put("by", by);
+        send(r);
+    }
+
+    interface Op {
+        CoordinatorResult<?, CoordinatorRecord> run();
+    }
+
+    interface OnError {
+        void accept(Throwable ex);
+    }
+
+    /**
+     * What CoordinatorRuntime does with a write operation: run it; replay its records when it asks for
+     * that; append them to the log; complete its append future (the records are committed) — unless
+     * {@code defer} and the operation wrote something, in which case the future waits for
+     * {@code commit_writes}. An exception fails the operation (the request's response carries its error).
+     */
+    private void runWrite(String name, Object input, Op op, boolean defer, OnError onError) {
+        CoordinatorResult<?, CoordinatorRecord> result;
+        try {
+            result = op.run();
+        } catch (RuntimeException ex) {
+            onError.accept(ex);
+            return;
+        }
+        apply(result, defer);
+    }
+
+    private void apply(CoordinatorResult<?, CoordinatorRecord> result, boolean defer) {
+        for (CoordinatorRecord record : result.records()) {
+            if (result.replayRecords()) {
+                shard.replay(log.size(), NO_PRODUCER_ID, NO_PRODUCER_EPOCH, record);
+            }
+            write(record);
+        }
+        CompletableFuture<Void> append = result.appendFuture();
+        if (append != null) {
+            if (defer && !result.records().isEmpty()) {
+                deferredAppends.add(append);
+            } else {
+                append.complete(null);
+            }
+        }
+    }
+
+    private void write(CoordinatorRecord record) {
+        log.add(new byte[][] {SERDE.serializeKey(record), SERDE.serializeValue(record)});
+    }
+
+    private void commitWrites(Map<String, Object> info) {
+        List<CompletableFuture<Void>> pending = new ArrayList<>(deferredAppends);
+        deferredAppends.clear();
+        for (CompletableFuture<Void> f : pending) {
+            f.complete(null);
+        }
+        info.put("committed", pending.size());
+    }
+
+    // -------------------------------------------------------------------------------------------- timers
+
+    /** Fire one timer now (its deadline becomes the time); false when nothing is scheduled under key. */
+    private boolean fire(String key, Map<String, Object> info) {
+        if (timer == null) {
+            info.put("fired", false);
+            return false;
+        }
+        MockTimer.Task task = timer.take(key);
+        info.put("fired", task != null);
+        if (task == null) {
+            return false;
+        }
+        time.setMs(Math.max(time.milliseconds(), task.deadlineMs));
+        CoordinatorResult<Void, CoordinatorRecord> result;
+        try {
+            result = task.operation.generateRecords();
+        } catch (RuntimeException ex) {
+            notes.add("timer " + key + " failed: " + ex);
+            return true;
+        }
+        apply(result, false);
+        return true;
+    }
+
+    /**
+     * The join phase's timer fires until the group leaves PreparingRebalance: the initial-rebalance delay
+     * (extended while new members keep arriving, KIP-134) or the rebalance timeout.
+     */
+    private void completeJoin(Map<String, Object> info) {
+        int fired = 0;
+        while (fired < 100 && groups != null) {
+            ClassicGroup group = classicGroup();
+            if (group == null || group.currentState() != ClassicGroupState.PREPARING_REBALANCE) {
+                break;
+            }
+            if (!fire(MockTimer.joinKey(GROUP), new LinkedHashMap<>())) {
+                break;
+            }
+            fired++;
+        }
+        info.put("fired", fired);
+    }
+
+    /**
+     * A rebalance whose cause Kafka's coordinator does not see itself (a topic gained partitions: in Kafka
+     * the leader consumer notices and rejoins): Kafka's own GroupMetadataManager#prepareRebalance is called.
+     */
+    private void prepareRebalance(String reason, Map<String, Object> info) {
+        ClassicGroup group = classicGroup();
+        if (group == null || !group.canRebalance()) {
+            info.put("prepared", false);
+            return;
+        }
+        try {
+            Method m = GroupMetadataManager.class.getDeclaredMethod("prepareRebalance", ClassicGroup.class, String.class);
+            m.setAccessible(true);
+            @SuppressWarnings("unchecked")
+            CoordinatorResult<Void, CoordinatorRecord> result =
+                (CoordinatorResult<Void, CoordinatorRecord>) m.invoke(groups, group, reason);
+            apply(result, false);
+            info.put("prepared", true);
+        } catch (ReflectiveOperationException ex) {
+            throw new IllegalStateException("cannot call prepareRebalance", ex);
+        }
+    }
+
+    // --------------------------------------------------------------------------------------------- state
+
+    private ClassicGroup classicGroup() {
+        if (groups == null) {
+            return null;
+        }
+        try {
+            Group g = groups.group(GROUP);
+            return g instanceof ClassicGroup ? (ClassicGroup) g : null;
+        } catch (RuntimeException ex) {
+            return null;
+        }
+    }
+
+    private Map<String, Object> state() {
+        Map<String, Object> s = new LinkedHashMap<>();
+        s.put("coordinator", status);
+        s.put("time_ms", time.milliseconds());
+        s.put("log_records", log.size());
+        ClassicGroup group = classicGroup();
+        if (group == null) {
+            s.put("group", null);
+            return s;
+        }
+        s.put("group", group.currentState().toString());
+        s.put("generation", group.generationId());
+        s.put("leader", group.leaderOrNull());
+        s.put("protocol", group.protocolName().orElse(null));
+        List<Object> members = new ArrayList<>();
+        List<ClassicGroupMember> sorted = new ArrayList<>(group.allMembers());
+        sorted.sort(Comparator.comparing(ClassicGroupMember::memberId));
+        for (ClassicGroupMember m : sorted) {
+            Map<String, Object> mm = new LinkedHashMap<>();
+            mm.put("member", m.memberId());
+            mm.put("instance", m.groupInstanceId().orElse(null));
+            mm.put("client", m.clientId());
+            mm.put("awaiting_join", m.isAwaitingJoin());
+            mm.put("awaiting_sync", m.isAwaitingSync());
+            mm.put("assignment", partitions(m.assignment()));
+            mm.put("session_timer", timer != null && timer.isScheduled(MockTimer.heartbeatKey(GROUP, m.memberId())));
+            members.add(mm);
+        }
+        s.put("members", members);
+        s.put("timers", timer == null ? List.of() : timer.keys());
+        return s;
+    }
+
+    // ---------------------------------------------------------------------------------- (de)serializing
+
+    @SuppressWarnings("unchecked")
+    private static JoinGroupRequestProtocolCollection protocols(String name, Map<String, Object> sub) {
+        List<String> topics = new ArrayList<>();
+        for (Object t : (List<Object>) sub.get("topics")) {
+            topics.add((String) t);
+        }
+        List<TopicPartition> owned = new ArrayList<>();
+        for (Object o : (List<Object>) sub.getOrDefault("owned", List.of())) {
+            List<Object> tp = (List<Object>) o;
+            owned.add(new TopicPartition((String) tp.get(0), ((Number) tp.get(1)).intValue()));
+        }
+        int generation = ((Number) sub.getOrDefault("generation", -1L)).intValue();
+        Subscription subscription = new Subscription(topics, null, owned, generation, Optional.empty());
+        JoinGroupRequestProtocolCollection protocols = new JoinGroupRequestProtocolCollection();
+        protocols.add(new JoinGroupRequestProtocol()
+            .setName(name)
+            .setMetadata(bytes(ConsumerProtocol.serializeSubscription(subscription))));
+        return protocols;
+    }
+
+    private static byte[] bytes(ByteBuffer buffer) {
+        byte[] out = new byte[buffer.remaining()];
+        buffer.get(out);
+        return out;
+    }
+
+    @SuppressWarnings("unchecked")
+    private static byte[] assignmentBytes(List<Object> parts) {
+        List<TopicPartition> tps = new ArrayList<>();
+        for (Object o : parts) {
+            List<Object> tp = (List<Object>) o;
+            tps.add(new TopicPartition((String) tp.get(0), ((Number) tp.get(1)).intValue()));
+        }
+        return bytes(ConsumerProtocol.serializeAssignment(new Assignment(tps)));
+    }
+
+    private static List<Object> partitions(byte[] assignment) {
+        List<Object> out = new ArrayList<>();
+        if (assignment == null || assignment.length == 0) {
+            return out;
+        }
+        List<TopicPartition> tps = new ArrayList<>(
+            ConsumerProtocol.deserializeAssignment(ByteBuffer.wrap(assignment)).partitions());
+        tps.sort(Comparator.comparing(TopicPartition::topic).thenComparingInt(TopicPartition::partition));
+        for (TopicPartition tp : tps) {
+            out.add(List.of(tp.topic(), tp.partition()));
+        }
+        return out;
+    }
+
+    private static Map<String, Object> subscription(byte[] metadata) {
+        Map<String, Object> out = new LinkedHashMap<>();
+        Subscription sub = ConsumerProtocol.deserializeSubscription(ByteBuffer.wrap(metadata));
+        out.put("topics", new ArrayList<Object>(sub.topics()));
+        List<Object> owned = new ArrayList<>();
+        List<TopicPartition> tps = new ArrayList<>(sub.ownedPartitions());
+        tps.sort(Comparator.comparing(TopicPartition::topic).thenComparingInt(TopicPartition::partition));
+        for (TopicPartition tp : tps) {
+            owned.add(List.of(tp.topic(), tp.partition()));
+        }
+        out.put("owned", owned);
+        out.put("generation", sub.generationId().orElse(-1));
+        return out;
+    }
+
+    private static Map<String, Object> joinResponse(Map<String, Object> r, JoinGroupResponseData resp, String by) {
+        r.put("error", Errors.forCode(resp.errorCode()).name());
+        r.put("member", resp.memberId());
+        r.put("generation", resp.generationId());
+        r.put("leader", resp.leader());
+        r.put("protocol_type", resp.protocolType());
+        r.put("protocol", resp.protocolName());
+        r.put("skip_assignment", resp.skipAssignment());
+        List<Object> members = new ArrayList<>();
+        for (JoinGroupResponseData.JoinGroupResponseMember m : resp.members()) {
+            Map<String, Object> mm = new LinkedHashMap<>();
+            mm.put("member", m.memberId());
+            mm.put("instance", m.groupInstanceId());
+            mm.put("subscription", subscription(m.metadata()));
+            members.add(mm);
+        }
+        r.put("members", members);
+        r.put("by", by);
+        return r;
+    }
+
+    private static Map<String, Object> syncResponse(Map<String, Object> r, SyncGroupResponseData resp, String by) {
+        r.put("error", Errors.forCode(resp.errorCode()).name());
+        r.put("protocol_type", resp.protocolType());
+        r.put("protocol", resp.protocolName());
+        r.put("assignment", partitions(resp.assignment()));
+        r.put("by", by);
+        return r;
+    }
+
+    private static String str(Map<String, Object> ev, String key) {
+        Object v = ev.get(key);
+        return v == null ? "" : v.toString();
+    }
+
+    // ---------------------------------------------------------------------------------------- test doubles
+
+    /** A clock that moves only when the harness moves it. */
+    static final class MockTime implements Time {
+        private long ms;
+
+        void setMs(long ms) {
+            this.ms = ms;
+        }
+
+        @Override public long milliseconds() { return ms; }
+        @Override public long nanoseconds() { return TimeUnit.MILLISECONDS.toNanos(ms); }
+        @Override public void sleep(long sleepMs) { ms += sleepMs; }
+        @Override public void waitObject(Object obj, java.util.function.Supplier<Boolean> condition, long deadlineMs) {
+            throw new UnsupportedOperationException("the harness never waits");
+        }
+    }
+
+    /** The executor runs background tasks for consumer-group regex subscriptions only: never needed. */
+    static final class IdleExecutor implements CoordinatorExecutor<CoordinatorRecord> {
+        @Override
+        public <R> boolean schedule(String key, TaskRunnable<R> task, TaskOperation<CoordinatorRecord, R> operation) {
+            return false;
+        }
+
+        @Override public boolean isScheduled(String key) { return false; }
+        @Override public void cancel(String key) { }
+    }
+
+    /**
+     * The coordinator's timer, with nothing running by itself: a timeout happens when the harness fires
+     * the task of that key ({@link #take}), which is how each of the model's timeouts (one member's
+     * session, the join phase) maps onto Kafka's timers without expiring anything else.
+     */
+    static final class MockTimer implements CoordinatorTimer<CoordinatorRecord> {
+        static final class Task {
+            final long deadlineMs;
+            final TimeoutOperation<CoordinatorRecord> operation;
+
+            Task(long deadlineMs, TimeoutOperation<CoordinatorRecord> operation) {
+                this.deadlineMs = deadlineMs;
+                this.operation = operation;
+            }
+        }
+
+        private final MockTime time;
+        private final Map<String, Task> tasks = new LinkedHashMap<>();
+
+        MockTimer(MockTime time) {
+            this.time = time;
+        }
+
+        static String heartbeatKey(String group, String member) {
+            return "heartbeat-" + group + "-" + member;  // GroupMetadataManager#classicGroupHeartbeatKey
+        }
+
+        static String joinKey(String group) {
+            return "join-" + group;  // GroupMetadataManager#classicGroupJoinKey
+        }
+
+        Task take(String key) {
+            return tasks.remove(key);
+        }
+
+        Collection<String> keys() {
+            List<String> out = new ArrayList<>(tasks.keySet());
+            out.sort(null);
+            return out;
+        }
+
+        @Override
+        public void schedule(String key, long delay, TimeUnit unit, boolean retry, TimeoutOperation<CoordinatorRecord> operation) {
+            tasks.put(key, new Task(time.milliseconds() + unit.toMillis(delay), operation));
+        }
+
+        @Override
+        public void schedule(String key, long delay, TimeUnit unit, boolean retry, long retryBackoff,
+                             TimeoutOperation<CoordinatorRecord> operation) {
+            schedule(key, delay, unit, retry, operation);
+        }
+
+        @Override
+        public void scheduleIfAbsent(String key, long delay, TimeUnit unit, boolean retry,
+                                     TimeoutOperation<CoordinatorRecord> operation) {
+            if (!tasks.containsKey(key)) {
+                schedule(key, delay, unit, retry, operation);
+            }
+        }
+
+        @Override public void cancel(String key) { tasks.remove(key); }
+        @Override public boolean isScheduled(String key) { return tasks.containsKey(key); }
+    }
+}
