@@ -8,19 +8,36 @@ Layering (read this first):
 * ``model`` (the consumer-group protocol) builds on ``checker``; ``traces`` (counterexample export)
   builds on plain data; ``groupcheck`` (the CLI) glues them together and is the only layer that prints.
 
+Checking: :func:`~checker.search.bfs` (and its parallel and Spark twins) checks invariants and deadlock;
+:func:`~checker.liveness.check_liveness` checks those and the liveness properties (``eventually``,
+``leads_to``) under the fairness the model declares (``Model.fairness()``: :func:`weakly_fair`,
+:func:`strongly_fair`), on exact states, and reports a violation as a lasso (``Counterexample.loop``).
+
 Public surface: the names re-exported below. Everything else is machinery.
 """
 
-from checker.contract import Model, Property, always
+from checker.contract import (
+    Fairness,
+    Model,
+    Property,
+    always,
+    eventually,
+    leads_to,
+    strongly_fair,
+    weakly_fair,
+)
 from checker.errors import CheckerError, ModelError, NondeterminismError
 from checker.fingerprint import fingerprint, validate_canonical
+from checker.liveness import SYMMETRY_NOTE, check_liveness, lasso_problems
 from checker.result import Counterexample, Result, Stats, Step, Verdict
 from checker.search import DEADLOCK, bfs, is_deadlock, replay, violated_property
 
 __all__ = [
     "DEADLOCK",
+    "SYMMETRY_NOTE",
     "CheckerError",
     "Counterexample",
+    "Fairness",
     "Model",
     "ModelError",
     "NondeterminismError",
@@ -31,9 +48,15 @@ __all__ = [
     "Verdict",
     "always",
     "bfs",
+    "check_liveness",
+    "eventually",
     "fingerprint",
     "is_deadlock",
+    "lasso_problems",
+    "leads_to",
     "replay",
+    "strongly_fair",
     "validate_canonical",
     "violated_property",
+    "weakly_fair",
 ]

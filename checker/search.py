@@ -32,6 +32,9 @@ STOP_POLL_EVERY = 512
 ProgressHook = Callable[[Stats], None]
 # asked now and then during a search: None to go on, or a reason (STOP_REASONS) to stop and report
 StopHook = Callable[[], str | None]
+# told of every state the search expands, in the order it expands them: the state, its fingerprint and
+# what expand() returned for it (checker.liveness records the state graph's edges through it)
+ExpandHook = Callable[[Any, int, list[tuple[int, Any, int]]], None]
 
 
 def _invariants(model: Model[Any, Any], only: Sequence[str] | None) -> list[Property[Any]]:
@@ -130,6 +133,7 @@ def bfs(
     checkpoint: str | Path | None = None,
     resume: bool = False,
     run_key: str = "",
+    on_expand: ExpandHook | None = None,
 ) -> Result:
     """Explore every state reachable from ``model.init_states()`` breadth-first, level by level.
 
@@ -156,6 +160,9 @@ def bfs(
     predecessors in the level before, the one with the smallest fingerprint (every such predecessor is
     recorded; :func:`_walk` keeps the smallest). Counts, depth, coverage and the counterexample are then
     the same in this process, over N workers (:mod:`checker.parallel`) and on Spark.
+
+    ``on_expand(state, fingerprint, successors)`` is called for every state expanded, in expansion order,
+    with :func:`expand`'s list for it (states expanded before a resumed checkpoint are not reported).
     """
     invariants = _invariants(model, properties)
     fp_of = fingerprint_fn(model, symmetry)
@@ -239,6 +246,8 @@ def bfs(
                 depth_limited = True
                 continue
             succ = expand(model, state, fp_of, cover)
+            if on_expand is not None:
+                on_expand(state, fp, succ)
             generated += len(succ)
             for k, nxt, nfp in succ:
                 if not add(nfp):
