@@ -16,19 +16,40 @@ import copy
 import csv
 import itertools
 import json
+import math
 import time
-import tomllib
 from collections import Counter
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from checker.errors import CheckerError
 from model.config import SWITCH_NAMES
-from model.scenario import ScenarioError, scenario_from_data
+from model.scenario import (
+    CHECK_KEYS,
+    FAULT_KEYS,
+    GROUP_KEYS,
+    MAX_NAME_CHARS,
+    TOP_KEYS,
+    TOPIC_NAME,
+    ScenarioError,
+    key_text,
+    name_problem,
+    one_line,
+    read_toml,
+    scenario_from_data,
+    short,
+)
 
 SWITCH_AXIS = "switch_off"
 COLUMNS = ("scenario", "verdict", "property", "states", "depth", "seconds", "bounds", "trace")
+MAX_GRID_POINTS = 10_000  # a point is one check: 10,000 is hours of Spark tasks already
+MAX_POINT_DESCRIPTION = 1_000
+MAX_AXES = 16  # 16 axes of 2 values are 65,536 points already
+MAX_SWEEP_NAME_CHARS = MAX_NAME_CHARS - 5  # each point is named <sweep>-NNNN
+TABLES = {"group": GROUP_KEYS, "faults": FAULT_KEYS, "switches": SWITCH_NAMES, "check": CHECK_KEYS}
+AXIS_ROOTS = tuple(k for k in TOP_KEYS if k not in ("name", "description", "expect"))
 
 
 class SweepError(ValueError):
@@ -43,18 +64,28 @@ class Sweep:
     axes: tuple[tuple[str, tuple[Any, ...]], ...]  # (dotted path, values), in file order
     base: dict[str, Any]
 
-    def points(self) -> list[dict[str, Any]]:
-        """Every combination of axis values, in file order (the last axis varies fastest)."""
+    @property
+    def size(self) -> int:
+        """How many grid points there are (the product of the axis lengths; at most MAX_GRID_POINTS)."""
+        return math.prod(len(v) for _, v in self.axes)
+
+    def iter_points(self) -> Iterator[dict[str, Any]]:
+        """Every combination of axis values, lazily, in file order (the last axis varies fastest)."""
         names = [a for a, _ in self.axes]
-        return [
-            dict(zip(names, combo, strict=True)) for combo in itertools.product(*(v for _, v in self.axes))
-        ]
+        for combo in itertools.product(*(v for _, v in self.axes)):
+            yield dict(zip(names, combo, strict=True))
+
+    def points(self) -> list[dict[str, Any]]:
+        """Every combination of axis values as a list (load_sweep caps it at MAX_GRID_POINTS)."""
+        return list(self.iter_points())
 
     def table(self, index: int, point: dict[str, Any]) -> dict[str, Any]:
         """The scenario table of one grid point."""
         data = copy.deepcopy(self.base)
         data["name"] = f"{self.name}-{index:04d}"
-        data["description"] = f"{self.name}: " + ", ".join(f"{k}={_show(v)}" for k, v in point.items())
+        # one line, cut short: a grid value's own problem is reported for its key, not as the description's
+        values = ", ".join(f"{k}={_show(v)}" for k, v in point.items())
+        data["description"] = one_line(f"{self.name}: {values}")[:MAX_POINT_DESCRIPTION]
         data["expect"] = {"verdict": "holds"}  # sweeps report verdicts; nothing is expected of them
         for path, value in point.items():
             if path == SWITCH_AXIS:
@@ -66,7 +97,7 @@ class Sweep:
             for key in parents:
                 node = node.setdefault(key, {})
                 if not isinstance(node, dict):
-                    raise SweepError(f"{self.source}: grid.{path}: {key} is not a table in the base scenario")
+                    raise _error(f"{self.source}: grid.{path}: {key} is not a table in the base scenario")
             node[leaf] = copy.deepcopy(value)
         return data
 
@@ -75,55 +106,127 @@ def _show(v: Any) -> str:
     return json.dumps(v, sort_keys=True) if isinstance(v, dict | list) else str(v)
 
 
+def _error(message: str) -> SweepError:
+    return SweepError(one_line(message))
+
+
+def _axis_path_problem(path: str) -> str | None:
+    """Why the grid axis ``path`` cannot name a key of the scenario table (None when it can)."""
+    parts = path.split(".")
+    if not all(parts):
+        return "an empty key in the dotted path"
+    top = parts[0]
+    if top in ("name", "description", "expect"):
+        return "set by the sweep, not a grid axis"
+    if top not in TOP_KEYS:
+        return f"{key_text(top)} is not a scenario key; axes are {', '.join(AXIS_ROOTS)} or keys inside them"
+    if top not in TABLES:
+        return None if len(parts) == 1 else f"{top} is not a table"
+    if len(parts) == 1:
+        return None
+    allowed = TABLES[top]
+    if parts[1] not in allowed:
+        return f"{key_text(parts[1])}: unknown key of [{top}]; allowed: {', '.join(allowed)}"
+    if parts[:2] == ["group", "topics"] and len(parts) == 3:
+        topic = parts[2]
+        if not TOPIC_NAME.fullmatch(topic) or topic in (".", ".."):
+            return "a topic name is 1 to 249 of the characters a-z A-Z 0-9 . _ - (Kafka's rule), not . or .."
+        return None
+    if len(parts) > 2:
+        return f"{top}.{parts[1]} is not a table"
+    return None
+
+
+def _plain(value: object) -> bool:
+    """Whether ``value`` is plain data a scenario can hold (no TOML dates or times)."""
+    if isinstance(value, dict):
+        return all(_plain(v) for v in value.values())
+    if isinstance(value, list):
+        return all(_plain(v) for v in value)
+    return isinstance(value, str | int | float | bool)
+
+
 def load_sweep(path: str | Path) -> Sweep:
+    """Read and validate a sweep file, everything before any point runs: the keys, the base scenario, each
+    axis's dotted path, and the grid's size (at most MAX_GRID_POINTS points, counted as the product of the
+    axis lengths before any point is built). Raises :class:`SweepError`, one line naming the file."""
     source = str(path)
     try:
-        with open(path, "rb") as f:
-            data = tomllib.load(f)
-    except tomllib.TOMLDecodeError as exc:
-        raise SweepError(f"{source}: not valid TOML: {exc}") from None
+        data = read_toml(path, invalid="not valid TOML")
+    except ScenarioError as exc:
+        raise _error(str(exc)) from None
     allowed = ("name", "description", "base", "grid")
     for key in data:
         if key not in allowed:
-            raise SweepError(f"{source}: {key}: unknown key; allowed: {', '.join(allowed)}")
+            raise _error(f"{source}: {key_text(key)}: unknown key; allowed: {', '.join(allowed)}")
     name = data.get("name")
-    if not isinstance(name, str) or not name.strip() or any(c in name for c in "/\\") or name.startswith("."):
-        raise SweepError(f"{source}: name: required, a non-empty string without path separators")
+    problem = name_problem(name, MAX_SWEEP_NAME_CHARS)
+    if problem is not None:
+        raise _error(f"{source}: name: {problem} (the sweep adds -NNNN for each point)")
+    assert isinstance(name, str)
     description = data.get("description", "")
     if not isinstance(description, str):
-        raise SweepError(f"{source}: description: must be a string")
+        raise _error(f"{source}: description: must be a string")
     base = data.get("base", {})
     if not isinstance(base, dict):
-        raise SweepError(f"{source}: base: must be a table")
+        raise _error(f"{source}: base: must be a table")
     for key in ("name", "expect"):
         if key in base:
-            raise SweepError(f"{source}: base.{key}: set by the sweep for each grid point; remove it")
+            raise _error(f"{source}: base.{key}: set by the sweep for each grid point; remove it")
     grid = data.get("grid")
     if not isinstance(grid, dict) or not grid:
-        raise SweepError(f"{source}: grid: required, a table of axes (dotted path = [values])")
-    axes = []
+        raise _error(f"{source}: grid: required, a table of axes (dotted path = [values])")
+    if len(grid) > MAX_AXES:
+        raise _error(f"{source}: grid: at most {MAX_AXES} axes, got {len(grid):,}")
+    axes: list[tuple[str, tuple[Any, ...]]] = []
     for path, values in grid.items():
+        where = f"{source}: grid.{key_text(path)}"
         if isinstance(values, dict):  # an unquoted dotted key (group.consumers = [...]) parses as a table
-            raise SweepError(f'{source}: grid.{path}: quote dotted paths ("group.consumers" = [...])')
+            raise _error(f'{where}: quote dotted paths ("group.consumers" = [...])')
         if not isinstance(values, list) or not values:
-            raise SweepError(f"{source}: grid.{path}: must be a non-empty list of values")
+            raise _error(f"{where}: must be a non-empty list of values")
         if path == SWITCH_AXIS:
             if "*" in values:
                 values = ["none", *SWITCH_NAMES]
             for v in values:
                 if v != "none" and v not in SWITCH_NAMES:
-                    raise SweepError(
-                        f"{source}: grid.switch_off: unknown switch {v!r}; known: {', '.join(SWITCH_NAMES)}"
-                    )
-        elif path.split(".")[0] in ("name", "description", "expect"):
-            raise SweepError(f"{source}: grid.{path}: set by the sweep, not a grid axis")
+                    known = ", ".join(SWITCH_NAMES)
+                    raise _error(f"{source}: grid.switch_off: unknown switch {short(v)}; known: {known}")
+        else:
+            problem = _axis_path_problem(path)
+            if problem is not None:
+                raise _error(f"{where}: {problem}")
         axes.append((path, tuple(values)))
-    sweep = Sweep(name.strip(), description, source, tuple(axes), base)
+    size = math.prod(len(v) for _, v in axes)
+    if size > MAX_GRID_POINTS:
+        lengths = " x ".join(str(len(v)) for _, v in axes)
+        raise _error(f"{source}: grid: {lengths} = {size:,} points; a sweep has at most {MAX_GRID_POINTS:,}")
+    paths = [a for a, _ in axes]
+    for a in paths:
+        for b in paths:
+            if b.startswith(a + "."):
+                raise _error(
+                    f"{source}: grid.{key_text(b)}: inside the axis grid.{key_text(a)}; keep one of them"
+                )
+    if SWITCH_AXIS in paths and "switches" in paths:
+        raise _error(f"{source}: grid.switches: would undo grid.switch_off; keep one of them")
+    for path, values in axes:
+        seen: set[str] = set()
+        for v in values:
+            if not _plain(v):
+                raise _error(
+                    f"{source}: grid.{key_text(path)}: {short(v)}: dates and times are not scenario values"
+                )
+            text = json.dumps(v, sort_keys=True)
+            if text in seen:
+                raise _error(f"{source}: grid.{key_text(path)}: lists {short(v)} twice")
+            seen.add(text)
+    sweep = Sweep(name, description, source, tuple(axes), base)
     # the base itself must be a valid scenario apart from the axes: catch typos before any task runs
     try:
         scenario_from_data(sweep.table(0, {}), f"{source} (base)")
     except ScenarioError as exc:
-        raise SweepError(str(exc)) from None
+        raise _error(str(exc)) from None
     return sweep
 
 

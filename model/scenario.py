@@ -3,11 +3,14 @@
 A scenario is plain data all the way: :func:`load_scenario` reads a file with :mod:`tomllib` (never
 ``eval``/``pickle``), :func:`scenario_from_data` validates the parsed table, and the same table embedded in a
 trace file rebuilds the same model in any process. Every problem raises :class:`ScenarioError` with one line
-naming the file, the key and what is allowed.
+naming the file, the key and what is allowed, and every limit is checked before any search starts: a file
+of at most 1 MB, arrays and tables nested at most 16 levels, a name of at most 100 printable characters (it
+names the counterexample's folder), Kafka's topic names, at most 8 topics and 32 partitions in all.
 """
 
 from __future__ import annotations
 
+import re
 import tomllib
 from dataclasses import dataclass
 from pathlib import Path
@@ -23,7 +26,18 @@ TOP_KEYS = ("name", "description", "protocol", "assignor", "group", "faults", "s
 GROUP_KEYS = ("consumers", "brokers", "topics", "records_per_partition", "start")
 FAULT_KEYS = (*FAULT_NAMES, "failover_phase")
 CHECK_KEYS = ("properties", "max_depth", "max_states", "deadlock")
-EXPECT_KEYS = ("verdict", "property")
+EXPECT_KEYS = ("verdict", "property", "unexercised")
+MAX_FILE_BYTES = 1_000_000  # a catalogue scenario is about 1 kB
+MAX_NESTING = 16  # a scenario needs 3 levels (expect.unexercised.<item>), a sweep 4
+MAX_NAME_CHARS = 100  # the name is a folder name: at most 255 bytes on common file systems
+MAX_NAME_BYTES = 200  # ... so also at most 200 bytes of UTF-8
+MAX_DESCRIPTION_CHARS = 10_000
+MAX_REASON_CHARS = 1_000
+MAX_TOPICS = 8  # 1,000 topics take 12 s for 200 states; 5,000 run for ever
+MAX_PARTITIONS = 32  # over all topics, counting what partition_growth adds to each (Config.slots)
+_CONTROL = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f]")  # control characters but \t \n \r
+TOPIC_NAME = re.compile(r"[A-Za-z0-9._-]{1,249}")  # Kafka's legal topic names (not "." or "..")
+UNEXERCISED_ITEMS = ('"fault:<fault>"', '"switch:<switch>"', '"failover_phase"')
 LIMITS = {
     "consumers": (1, 6),
     "brokers": (1, 4),
@@ -39,6 +53,98 @@ LIMITS = {
 class ScenarioError(ValueError):
     """A scenario file or table is malformed; the message is one line naming the source and the key."""
 
+    def __init__(self, message: str) -> None:
+        super().__init__(one_line(message))
+
+
+def one_line(text: str) -> str:
+    """``text`` with every control character (newlines too) escaped, so a message stays on one line."""
+    if text.isprintable():
+        return text
+    return "".join(c if c.isprintable() else repr(c)[1:-1] for c in text)
+
+
+def short(value: object, limit: int = 60) -> str:
+    """``repr(value)`` cut to ``limit`` characters (a message never quotes a megabyte of input)."""
+    if isinstance(value, list | dict) and len(value) > limit:
+        text = f"<{type(value).__name__} of {len(value)} items>"
+    else:
+        text = repr(value)
+    return text if len(text) <= limit else text[: limit - 3] + "..."
+
+
+def key_text(key: object) -> str:
+    """A key as a message shows it: plain keys as they are, anything else quoted and cut short."""
+    if isinstance(key, str) and re.fullmatch(r"[A-Za-z0-9_.:-]{1,60}", key):
+        return key
+    return short(key)
+
+
+def nesting_problem(value: object, limit: int = MAX_NESTING) -> str | None:
+    """Where ``value`` nests arrays or tables more than ``limit`` levels deep (None when it does not).
+
+    Iterative, so it is safe on any depth Python could build."""
+    stack: list[tuple[object, int, str]] = [(value, 0, "")]
+    while stack:
+        item, depth, where = stack.pop()
+        if isinstance(item, dict | list | tuple):
+            if depth >= limit:
+                return where.lstrip(".") or "the top level"
+            pairs = item.items() if isinstance(item, dict) else enumerate(item)
+            for k, v in pairs:
+                if isinstance(v, dict | list | tuple):
+                    sub = f"{where}[{k}]" if not isinstance(item, dict) else f"{where}.{key_text(k)}"
+                    stack.append((v, depth + 1, sub))
+    return None
+
+
+def name_problem(name: object, max_chars: int = MAX_NAME_CHARS) -> str | None:
+    """Why ``name`` cannot name a scenario (a folder of its counterexample), or None when it can."""
+    if not isinstance(name, str) or not name.strip():
+        return "required, a non-empty string"
+    if not name.isprintable():
+        return f"must be printable characters only (no control characters), got {short(name)}"
+    if len(name) > max_chars or len(name.encode("utf-8")) > 2 * max_chars:
+        return (
+            f"at most {max_chars} characters ({2 * max_chars} bytes of UTF-8; it names a folder), "
+            f"got {len(name)} characters ({len(name.encode('utf-8'))} bytes)"
+        )
+    if name != name.strip():
+        return "must not start or end with spaces"
+    if any(ch in name for ch in "/\\") or name.startswith("."):
+        return "must not contain path separators or start with '.'"
+    return None
+
+
+def read_toml(path: str | Path, *, invalid: str = "invalid TOML") -> dict[str, Any]:
+    """Parse a TOML file within the limits (size, UTF-8, nesting); raise :class:`ScenarioError` naming it."""
+    p = Path(path)
+    try:
+        with open(p, "rb") as f:
+            raw = f.read(MAX_FILE_BYTES + 1)
+    except OSError as exc:
+        raise ScenarioError(f"{p}: cannot read: {exc.strerror or exc}") from exc
+    if len(raw) > MAX_FILE_BYTES:
+        raise ScenarioError(f"{p}: larger than {MAX_FILE_BYTES:,} bytes; not a scenario file?")
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise ScenarioError(f"{p}: not UTF-8 text (byte {exc.start})") from exc
+    try:
+        data = tomllib.loads(text)
+    except RecursionError:
+        raise ScenarioError(
+            f"{p}: arrays and tables nested too deeply (at most {MAX_NESTING} levels)"
+        ) from None
+    except ValueError as exc:  # TOMLDecodeError, and int() refusing more than 4,300 digits
+        raise ScenarioError(f"{p}: {invalid}: {exc}") from None
+    where = nesting_problem(data)
+    if where is not None:
+        raise ScenarioError(
+            f"{p}: {where}: arrays and tables nested too deeply (at most {MAX_NESTING} levels)"
+        )
+    return data
+
 
 @dataclass(frozen=True, slots=True)
 class Scenario:
@@ -53,6 +159,10 @@ class Scenario:
     expect_verdict: str
     expect_property: str | None
     data: dict[str, Any]  # the table as parsed: JSON-able, embedded in traces so they replay alone
+    # (item, reason) for what the scenario expects the search never to exercise, sorted by item:
+    # "fault:<fault>" (a budget never spent), "switch:<switch>" (a switch off whose mechanism is never
+    # reached), "failover_phase" (the pinned failover never taken); reasons with whitespace runs collapsed
+    unexercised: tuple[tuple[str, str], ...] = ()
 
     @property
     def faults(self) -> str:
@@ -88,18 +198,7 @@ class Scenario:
 
 
 def load_scenario(path: str | Path) -> Scenario:
-    p = Path(path)
-    try:
-        text = p.read_text(encoding="utf-8")
-    except OSError as exc:
-        raise ScenarioError(f"{p}: cannot read: {exc.strerror or exc}") from exc
-    except UnicodeDecodeError as exc:
-        raise ScenarioError(f"{p}: not UTF-8 text") from exc
-    try:
-        data = tomllib.loads(text)
-    except tomllib.TOMLDecodeError as exc:
-        raise ScenarioError(f"{p}: invalid TOML: {exc}") from exc
-    return scenario_from_data(data, str(p))
+    return scenario_from_data(read_toml(path), str(path))
 
 
 def _err(source: str, key: str, problem: str) -> ScenarioError:
@@ -109,10 +208,10 @@ def _err(source: str, key: str, problem: str) -> ScenarioError:
 def _table(data: dict[str, Any], key: str, allowed: tuple[str, ...], source: str) -> dict[str, Any]:
     value = data.get(key, {})
     if not isinstance(value, dict):
-        raise _err(source, key, "must be a table")
+        raise _err(source, key, f"must be a table, got {short(value)}")
     for k in value:
         if k not in allowed:
-            raise _err(source, f"{key}.{k}", f"unknown key; allowed: {', '.join(allowed)}")
+            raise _err(source, f"{key}.{key_text(k)}", f"unknown key; allowed: {', '.join(allowed)}")
     return value
 
 
@@ -124,31 +223,109 @@ def _int(
     value = table[key]
     lo, hi = LIMITS[limit]
     if not isinstance(value, int) or isinstance(value, bool) or not lo <= value <= hi:
-        raise _err(source, f"{where}.{key}", f"must be a whole number from {lo} to {hi}, got {value!r}")
+        raise _err(source, f"{where}.{key}", f"must be a whole number from {lo} to {hi}, got {short(value)}")
     return value
 
 
 def _choice(data: dict[str, Any], key: str, allowed: tuple[str, ...], default: str, source: str) -> str:
     value = data.get(key, default)
-    if value not in allowed:
-        raise _err(source, key, f"must be one of {', '.join(allowed)}, got {value!r}")
-    return str(value)
+    if not isinstance(value, str) or value not in allowed:
+        raise _err(source, key, f"must be one of {', '.join(allowed)}, got {short(value)}")
+    return value
+
+
+def _text(value: object, limit: int) -> str | None:
+    """Why ``value`` is not free text of at most ``limit`` characters (tabs and newlines allowed)."""
+    if not isinstance(value, str):
+        return f"must be a string, got {short(value)}"
+    if len(value) > limit:
+        return f"at most {limit:,} characters, got {len(value):,}"
+    bad = _CONTROL.search(value)
+    if bad is not None:
+        return f"must not contain control characters (tab and newline are fine), got {bad.group()!r}"
+    return None
+
+
+def _topics(group: dict[str, Any], source: str) -> list[tuple[str, int]]:
+    topics_raw = group.get("topics", {"t0": 2})
+    if not isinstance(topics_raw, dict) or not topics_raw:
+        raise _err(source, "group.topics", "must be a non-empty table of topic = partition count")
+    if len(topics_raw) > MAX_TOPICS:
+        raise _err(source, "group.topics", f"at most {MAX_TOPICS} topics, got {len(topics_raw):,}")
+    lo, hi = LIMITS["topic size"]
+    topics = []
+    for t, n in topics_raw.items():
+        if not isinstance(t, str) or not TOPIC_NAME.fullmatch(t) or t in (".", ".."):
+            raise _err(
+                source,
+                f"group.topics.{key_text(t)}",
+                "a topic name is 1 to 249 of the characters a-z A-Z 0-9 . _ - (Kafka's rule), not . or ..",
+            )
+        if not isinstance(n, int) or isinstance(n, bool) or not lo <= n <= hi:
+            raise _err(
+                source, f"group.topics.{t}", f"must be a whole number from {lo} to {hi}, got {short(n)}"
+            )
+        topics.append((t, n))
+    return topics
+
+
+def _unexercised(
+    expect: dict[str, Any], budget: Budget, phase: int | None, switches: Switches, source: str
+) -> tuple[tuple[str, str], ...]:
+    """``[expect.unexercised]``: item = why the search is expected never to exercise it."""
+    raw = expect.get("unexercised", {})
+    if not isinstance(raw, dict):
+        raise _err(source, "expect.unexercised", "must be a table of item = reason")
+    out = []
+    for item, reason in raw.items():
+        where = f"expect.unexercised.{key_text(item)}"
+        kind, colon, what = item.partition(":")
+        if item == "failover_phase":
+            if phase is None:
+                raise _err(source, where, "only with faults.failover_phase set")
+        elif kind == "fault" and colon:
+            if what not in FAULT_NAMES:
+                raise _err(source, where, f"unknown fault {short(what)}; known: {', '.join(FAULT_NAMES)}")
+            if getattr(budget, what) == 0:
+                raise _err(source, where, f"faults.{what} is 0 in this scenario: nothing to exercise")
+        elif kind == "switch" and colon:
+            if what not in SWITCH_NAMES:
+                raise _err(source, where, f"unknown switch {short(what)}; known: {', '.join(SWITCH_NAMES)}")
+            if getattr(switches, what):
+                raise _err(
+                    source,
+                    where,
+                    f"switches.{what} is on in this scenario; only a switch turned off can be listed",
+                )
+        else:
+            raise _err(source, where, f"unknown item; items are {', '.join(UNEXERCISED_ITEMS)}")
+        problem = _text(reason, MAX_REASON_CHARS)
+        if problem is None and not reason.strip():
+            problem = "the reason must not be empty"
+        if problem is not None:
+            raise _err(source, where, f"the reason {problem}")
+        out.append((item, " ".join(reason.split())))
+    return tuple(sorted(out))
 
 
 def scenario_from_data(data: Any, source: str) -> Scenario:
     if not isinstance(data, dict):
         raise ScenarioError(f"{source}: a scenario must be a table")
+    where = nesting_problem(data)
+    if where is not None:
+        raise _err(source, where, f"arrays and tables nested too deeply (at most {MAX_NESTING} levels)")
     for k in data:
         if k not in TOP_KEYS:
-            raise _err(source, k, f"unknown key; allowed: {', '.join(TOP_KEYS)}")
+            raise _err(source, key_text(k), f"unknown key; allowed: {', '.join(TOP_KEYS)}")
     name = data.get("name")
-    if not isinstance(name, str) or not name.strip():
-        raise _err(source, "name", "required, a non-empty string")
-    if any(ch in name for ch in "/\\") or name.startswith("."):
-        raise _err(source, "name", "must not contain path separators or start with '.'")
+    problem = name_problem(name)
+    if problem is not None:
+        raise _err(source, "name", problem)
+    assert isinstance(name, str)
     description = data.get("description", "")
-    if not isinstance(description, str):
-        raise _err(source, "description", "must be a string")
+    problem = _text(description, MAX_DESCRIPTION_CHARS)
+    if problem is not None:
+        raise _err(source, "description", problem)
     protocol = _choice(data, "protocol", PROTOCOLS, "classic", source)
     default_assignor = "cooperative-sticky" if protocol == "cooperative" else "range"
     assignor = _choice(data, "assignor", tuple(ASSIGNORS), default_assignor, source)
@@ -163,69 +340,75 @@ def scenario_from_data(data: Any, source: str) -> Scenario:
     brokers = _int(group, "brokers", 2, "brokers", source, "group")
     records = _int(group, "records_per_partition", 1, "records_per_partition", source, "group")
     start = group.get("start", "stable")
-    if start not in STARTS:
-        raise _err(source, "group.start", f"must be one of {', '.join(STARTS)}, got {start!r}")
-    topics_raw = group.get("topics", {"t0": 2})
-    if not isinstance(topics_raw, dict) or not topics_raw:
-        raise _err(source, "group.topics", "must be a non-empty table of topic = partition count")
-    lo, hi = LIMITS["topic size"]
-    topics = []
-    for t, n in topics_raw.items():
-        if not isinstance(n, int) or isinstance(n, bool) or not lo <= n <= hi:
-            raise _err(source, f"group.topics.{t}", f"must be a whole number from {lo} to {hi}, got {n!r}")
-        topics.append((str(t), n))
+    if not isinstance(start, str) or start not in STARTS:
+        raise _err(source, "group.start", f"must be one of {', '.join(STARTS)}, got {short(start)}")
+    topics = _topics(group, source)
 
     faults = _table(data, "faults", FAULT_KEYS, source)
     budget = Budget(**{k: _int(faults, k, 0, "fault budget", source, "faults") for k in FAULT_NAMES})
     phase = _int(faults, "failover_phase", None, "failover_phase", source, "faults")
     if phase is not None and budget.coordinator_failovers == 0:
         raise _err(source, "faults.failover_phase", "needs faults.coordinator_failovers >= 1")
+    partitions = sum(n + budget.partition_growth for _, n in topics)
+    if partitions > MAX_PARTITIONS:
+        growth = f", counting the {budget.partition_growth} partition_growth adds to each topic"
+        raise _err(
+            source,
+            "group.topics",
+            f"at most {MAX_PARTITIONS} partitions in all{growth if budget.partition_growth else ''}, "
+            f"got {partitions}",
+        )
 
     switches_raw = _table(data, "switches", SWITCH_NAMES, source)
     for k, v in switches_raw.items():
         if not isinstance(v, bool):
-            raise _err(source, f"switches.{k}", f"must be true or false, got {v!r}")
+            raise _err(source, f"switches.{k}", f"must be true or false, got {short(v)}")
     switches = Switches(**switches_raw)
 
     check = _table(data, "check", CHECK_KEYS, source)
     props_raw = check.get("properties", list(PROPERTY_NAMES))
     if not isinstance(props_raw, list) or not props_raw or not all(isinstance(p, str) for p in props_raw):
         raise _err(source, "check.properties", "must be a non-empty list of property names")
-    for prop in props_raw:
+    for i, prop in enumerate(props_raw):
         if prop not in PROPERTY_NAMES:
             raise _err(
-                source, "check.properties", f"unknown property {prop!r}; known: {', '.join(PROPERTY_NAMES)}"
+                source,
+                "check.properties",
+                f"unknown property {short(prop)}; known: {', '.join(PROPERTY_NAMES)}",
             )
+        if prop in props_raw[:i]:
+            raise _err(source, "check.properties", f"lists {prop!r} twice")
     max_depth = _int(check, "max_depth", None, "max_depth", source, "check")
     max_states = _int(check, "max_states", None, "max_states", source, "check")
     deadlock = check.get("deadlock", True)
     if not isinstance(deadlock, bool):
-        raise _err(source, "check.deadlock", f"must be true or false, got {deadlock!r}")
+        raise _err(source, "check.deadlock", f"must be true or false, got {short(deadlock)}")
 
     expect = _table(data, "expect", EXPECT_KEYS, source)
     if "verdict" not in expect:
         raise _err(source, "expect.verdict", 'required: "holds" or "violated"')
     verdict = expect["verdict"]
-    if verdict not in VERDICTS:
-        raise _err(source, "expect.verdict", f'must be "holds" or "violated", got {verdict!r}')
+    if not isinstance(verdict, str) or verdict not in VERDICTS:
+        raise _err(source, "expect.verdict", f'must be "holds" or "violated", got {short(verdict)}')
     exp_prop = expect.get("property")
     if verdict == "violated":
         checked = (*props_raw, DEADLOCK) if deadlock else tuple(props_raw)
-        if exp_prop not in checked:
+        if not isinstance(exp_prop, str) or exp_prop not in checked:
             raise _err(
                 source,
                 "expect.property",
-                f"must name a checked property ({', '.join(checked)}), got {exp_prop!r}",
+                f"must name a checked property ({', '.join(checked)}), got {short(exp_prop)}",
             )
     elif exp_prop is not None:
         raise _err(source, "expect.property", 'only allowed with verdict = "violated"')
+    unexercised = _unexercised(expect, budget, phase, switches, source)
 
     config = Config(
         consumers=consumers or 0,
         brokers=brokers or 0,
         topics=tuple(topics),
         records_per_partition=records if records is not None else 1,
-        start=str(start),
+        start=start,
         budget=budget,
         failover_phase=phase,
         switches=switches,
@@ -244,4 +427,5 @@ def scenario_from_data(data: Any, source: str) -> Scenario:
         expect_verdict=verdict,
         expect_property=exp_prop,
         data=data,
+        unexercised=unexercised,
     )

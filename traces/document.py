@@ -52,6 +52,8 @@ _TYPE_NAMES: dict[type | None, str] = {
     None: "null",
 }
 _MISSING = object()
+MAX_TRACE_BYTES = 100_000_000  # about 3 kB a step: a 10,000-step counterexample is 30 MB
+MAX_JSON_NESTING = 200  # a trace nests 5 levels; json.loads itself gives up near 1,000
 
 
 class TraceFormatError(ValueError):
@@ -90,8 +92,8 @@ def _expected(types: tuple[type | None, ...]) -> str:
 
 def _json_problem(value: object, where: str, depth: int = 0) -> str | None:
     """Why ``value`` is not plain JSON data (None when it is)."""
-    if depth > 200:
-        return f"{where}: nested too deeply"
+    if depth > MAX_JSON_NESTING:
+        return f"{where}: nested more than {MAX_JSON_NESTING} levels"
     if value is None or isinstance(value, str | bool | int):
         return None
     if isinstance(value, float):
@@ -215,14 +217,18 @@ def _reject_constant(name: str) -> None:
 def load(path: str | Path) -> dict[str, Any]:
     """Read and validate a trace file (JSON only: never pickle or eval).
 
-    An unreadable file, text that is not UTF-8 JSON, or a malformed document raises
-    :class:`TraceFormatError` with the path in its one-line message.
+    An unreadable file, a file larger than MAX_TRACE_BYTES, text that is not UTF-8 JSON, JSON nested more
+    than MAX_JSON_NESTING levels, or a malformed document raises :class:`TraceFormatError` with the path in
+    its one-line message.
     """
     p = Path(path)
     try:
-        raw = p.read_bytes()
+        with open(p, "rb") as f:
+            raw = f.read(MAX_TRACE_BYTES + 1)
     except OSError as exc:
         raise _fail(str(p), f"cannot read: {exc.strerror or exc}") from exc
+    if len(raw) > MAX_TRACE_BYTES:
+        raise _fail(str(p), f"larger than {MAX_TRACE_BYTES:,} bytes; not a groupcheck trace?")
     try:
         text = raw.decode("utf-8")
     except UnicodeDecodeError as exc:
@@ -231,12 +237,16 @@ def load(path: str | Path) -> dict[str, Any]:
         doc = json.loads(text, parse_constant=_reject_constant)
     except json.JSONDecodeError as exc:
         raise _fail(str(p), f"invalid JSON at line {exc.lineno} column {exc.colno}: {exc.msg}") from exc
-    except (ValueError, RecursionError) as exc:
+    except RecursionError as exc:
+        raise _fail(
+            str(p), f"invalid JSON: arrays and objects nested more than {MAX_JSON_NESTING} levels"
+        ) from exc
+    except ValueError as exc:  # a NaN or Infinity, or an integer of more than 4,300 digits
         raise _fail(str(p), f"invalid JSON: {exc}") from exc
     try:
         return validate(doc, str(p))
     except RecursionError as exc:  # pragma: no cover - json.loads hits the limit first
-        raise _fail(str(p), "nested too deeply") from exc
+        raise _fail(str(p), f"arrays and objects nested more than {MAX_JSON_NESTING} levels") from exc
 
 
 def dumps(doc: dict[str, Any]) -> str:
