@@ -14,10 +14,24 @@ the file with it, field by field, in reading order:
    checks every state against the scenario's properties in the model's order and stops at the first
    violation, so the recorded property must be one the embedded scenario checks, no earlier state may
    violate a checked property, and no checked property may come before the recorded one in the final
-   state; then ``property`` (name and description) and ``violation`` (property, step, message) must
-   equal the replayed ones;
-4. every other key the file has (``schema``, ``scenario``, ``bounds``, and any key the format does not
-   define, which replay does not produce and so refuses).
+   state; then ``property`` (name, description and kind) and ``violation`` (property, step, message)
+   must equal the replayed ones;
+4. every other key the file has (``schema``, ``scenario``, ``bounds``, ``loop``, and any key the format
+   does not define, which replay does not produce and so refuses).
+
+A **lasso** (a liveness violation, ``"loop": {"start": k}``) replaces step 3: the property must be a
+liveness property of the model (``property.kind`` is re-derived: a file that records a liveness
+property's violation as a finite path, or an invariant's as a lasso, is refused), the loop must close —
+the state after the last step is the state after step ``k``, compared by the model's exact fingerprint —
+and :func:`checker.liveness.lasso_problems` must find nothing wrong with it (the cycle is fair under the
+model's fairness and the property's goal is never reached on it). As for an invariant, the property must
+be one the embedded scenario checks, and no state of the lasso may violate a checked invariant or be a
+deadlock the scenario checks for (a search reports those first). Replay cannot check that no earlier
+liveness property of the model is violated too (that takes the whole graph, as ``stats`` do).
+
+A file of the previous schema (``groupcheck-trace/1``: no ``property.kind``, never a ``loop``) replays
+the same way; its ``schema`` and missing ``kind`` are accepted, and the re-derived document, which
+``show`` and ``render`` draw from, is of the current schema (``render`` upgrades the file).
 
 The first difference is reported as one line naming the step and field, e.g. ``step 7:
 state.C2.generation is 3 in the file, 2 on replay``.
@@ -43,13 +57,24 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from checker import DEADLOCK, Counterexample, Result, Stats, Step, Verdict, is_deadlock, violated_property
+from checker import (
+    DEADLOCK,
+    Counterexample,
+    Result,
+    Stats,
+    Step,
+    Verdict,
+    is_deadlock,
+    lasso_problems,
+    violated_property,
+)
 from model import GroupModel
-from model.explain import trace_document
+from model.explain import property_kind, trace_document
 from model.group import Act, parse_action
 from model.scenario import Scenario, ScenarioError, scenario_from_data
 from model.state import World
-from traces import TraceFormatError, load
+from traces import SCHEMA, TraceFormatError, load
+from traces.document import LIVENESS_KINDS
 
 # top-level keys replay copies from the file without re-deriving them (see the module's docstring)
 RECORDED = ("scenario_path", "stats")
@@ -84,6 +109,7 @@ class ReplayOutcome:
     message: str
     mismatch: str | None = None
     document: dict[str, Any] | None = None
+    loop: int | None = None  # a lasso's loop start (the file's ``loop.start``); None for a finite path
 
     @property
     def summary(self) -> str:
@@ -92,7 +118,8 @@ class ReplayOutcome:
             text = f"{self.source}: {self.mismatch}"
         else:
             verdict = "violated again" if self.reproduced else "NOT violated"
-            text = f"{self.source}: {self.property} {verdict} after {self.steps} steps ({self.message})"
+            shape = f"{self.steps} steps" if self.loop is None else f"a lasso of {self.steps} steps"
+            text = f"{self.source}: {self.property} {verdict} after {shape} ({self.message})"
         return " ".join(text.split())
 
 
@@ -131,9 +158,11 @@ def _scenario(doc: dict[str, Any], source: str) -> Scenario:
         raise TraceFormatError(str(exc)) from exc
 
 
-def _rederive(scenario: Scenario, doc: dict[str, Any], init: World, steps: list[Step]) -> dict[str, Any]:
+def _rederive(
+    scenario: Scenario, doc: dict[str, Any], init: World, steps: list[Step], loop: int | None
+) -> dict[str, Any]:
     """The document of the replayed path, built as a search builds it, with the recorded keys copied."""
-    cex = Counterexample(doc["violation"]["property"], init, tuple(steps))
+    cex = Counterexample(doc["violation"]["property"], init, tuple(steps), loop)
     result = Result(Verdict.VIOLATED, Stats(0, 0, len(steps), 0.0), cex)
     derived = trace_document(scenario, result)
     for key in RECORDED:
@@ -165,6 +194,51 @@ def _violation_problem(
     )
 
 
+def _lasso_problem(
+    model: GroupModel, scenario: Scenario, cex: Counterexample, states: list[World]
+) -> str | None:
+    """Why the replayed lasso is not the violation a liveness search of the embedded scenario reports: the
+    loop does not close, a search would report something else first, or it is no fair violation."""
+    start, n = cex.loop, len(states) - 1
+    assert start is not None
+    if model.fingerprint(states[-1]) != model.fingerprint(states[start]):
+        back = "the initial state" if start == 0 else f"the state after step {start}"
+        return (
+            f"loop: the state after step {n} is not {back}, where loop.start {start} says the loop "
+            "returns (the loop does not close)"
+        )
+    if cex.property not in scenario.properties:
+        return (
+            f"violation.property is {_show(cex.property)} in the file, absent on replay "
+            "(the embedded scenario does not check it)"
+        )
+    for i, state in enumerate(states):
+        first = violated_property(model, state, scenario.properties)
+        if first is not None:
+            return (
+                f"violation.property is {_show(cex.property)} in the file, {_show(first)} on replay "
+                f"(step {i} violates it, and a search reports an invariant before a loop)"
+            )
+        if scenario.check_deadlock and is_deadlock(model, state):
+            return (
+                f"violation.property is {_show(cex.property)} in the file, {_show(DEADLOCK)} on replay "
+                f"(step {i} is a deadlock, and a search reports it before a loop)"
+            )
+    problems = lasso_problems(model, cex)
+    if problems:
+        return f"loop: not a fair violation of {cex.property} on replay: {problems[0]}"
+    return None
+
+
+def _comparable(derived: dict[str, Any], schema: object) -> dict[str, Any]:
+    """The re-derived document as a file of ``schema`` records it (an old schema has no property kind)."""
+    if schema == SCHEMA:
+        return derived
+    old = dict(derived, schema=schema, property=dict(derived["property"]))
+    old["property"].pop("kind", None)
+    return old
+
+
 def replay_trace(path: str | Path) -> ReplayOutcome:
     """Replay a trace file through the model rebuilt from its embedded scenario and compare every recorded
     field with the replayed one (see the module's docstring).
@@ -181,8 +255,10 @@ def replay_trace(path: str | Path) -> ReplayOutcome:
     if prop != DEADLOCK and prop not in {p.name for p in model.properties()}:
         raise TraceFormatError(f"{source}: violation.property: unknown property {prop!r}")
 
+    loop = doc["loop"]["start"] if isinstance(doc.get("loop"), dict) else None
+
     def outcome(reproduced: bool, n: int, message: str, mismatch: str | None = None) -> ReplayOutcome:
-        return ReplayOutcome(source, prop, reproduced, n, message, mismatch)
+        return ReplayOutcome(source, prop, reproduced, n, message, mismatch, None, loop)
 
     (init,) = model.init_states()
     states: list[World] = [init]
@@ -200,7 +276,7 @@ def replay_trace(path: str | Path) -> ReplayOutcome:
         steps.append(Step(act, nxt))
         states.append(nxt)
 
-    derived = _rederive(scenario, doc, init, steps)
+    derived = _rederive(scenario, doc, init, steps, loop if blocked is None else None)
     for key in ("initial_state", "lifelines"):
         problem = _difference(doc[key], derived[key], key)
         if problem:
@@ -214,20 +290,43 @@ def replay_trace(path: str | Path) -> ReplayOutcome:
         n = len(steps) + 1
         return outcome(False, n, f"step {n}: {blocked} is not enabled")
 
-    final = states[-1]
-    hit = is_deadlock(model, final) if prop == DEADLOCK else violated_property(model, final, [prop]) == prop
-    if not hit:
-        return outcome(False, len(steps), "the final state satisfies it")
-    problem = _violation_problem(model, scenario, prop, doc["violation"]["step"], states)
+    kind = property_kind(scenario.config, prop)
+    if (kind in LIVENESS_KINDS) != (loop is not None):  # a lasso exactly for a liveness property
+        recorded = doc["property"].get("kind", _ABSENT)
+        return outcome(
+            False,
+            len(steps),
+            "a recorded field differs",
+            f"property.kind is {_show(recorded)} in the file, {_show(kind)} on replay",
+        )
+    if loop is not None:
+        problem = _lasso_problem(model, scenario, Counterexample(prop, init, tuple(steps), loop), states)
+        if problem:
+            return outcome(False, len(steps), "the lasso does not replay", problem)
+    else:
+        final = states[-1]
+        hit = (
+            is_deadlock(model, final) if prop == DEADLOCK else violated_property(model, final, [prop]) == prop
+        )
+        if not hit:
+            return outcome(False, len(steps), "the final state satisfies it")
+        problem = _violation_problem(model, scenario, prop, doc["violation"]["step"], states)
     if problem is None:
         rest = {k: v for k, v in doc.items() if k not in ("initial_state", "lifelines", "steps")}
         again = {k: v for k, v in derived.items() if k not in ("initial_state", "lifelines", "steps")}
-        problem = _difference(rest, again, "")
+        problem = _difference(rest, _comparable(again, doc["schema"]), "")
     if problem:
         return outcome(False, len(steps), "a recorded field differs", problem)
     n = len(steps)
-    message = "the final state violates it; every recorded state, label and message matches the replay"
-    return ReplayOutcome(source, prop, True, n, message, None, derived)
+    if loop is None:
+        message = "the final state violates it; every recorded state, label and message matches the replay"
+    else:
+        back = "the initial state" if loop == 0 else f"the state after step {loop}"
+        message = (
+            f"the loop returns to {back}, is fair and never satisfies it; every recorded state, label and "
+            "message matches the replay"
+        )
+    return ReplayOutcome(source, prop, True, n, message, None, derived, loop)
 
 
 def verified_document(path: str | Path) -> dict[str, Any]:

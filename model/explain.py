@@ -6,18 +6,21 @@ member id, generation and error code, which phase the coordinator was in, which 
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+from itertools import pairwise
 from typing import Any
 
 from checker import Counterexample, Result
 from model.config import FAULT_NAMES, Config
-from model.group import Act, broker_name, consumer_name
+from model.group import Act, GroupModel, broker_name, consumer_name
 from model.network import link
 from model.properties import DESCRIPTIONS, current_generation
 from model.scenario import DEADLOCK, Scenario
-from model.state import GONE, OK, Msg, World
+from model.state import GONE, MEMBER, OK, Msg, World
 from traces import changed_fields
+from traces.graph import show_value
 
-SCHEMA = "groupcheck-trace/1"
+SCHEMA = "groupcheck-trace/2"
 SENDS = ("JoinGroup", "SyncGroup", "Heartbeat", "OffsetCommit", "LeaveGroup")
 FAULTS = (
     "CoordinatorCrash",
@@ -388,7 +391,8 @@ def _prop_description(prop: str) -> str:
 
 
 def trace_document(scenario: Scenario, result: Result) -> dict[str, Any]:
-    """The ``groupcheck-trace/1`` document of a violated result."""
+    """The ``groupcheck-trace/2`` document of a violated result (a lasso, ``"loop"`` set, for a liveness
+    property: see :func:`loop_message`)."""
     cex: Counterexample | None = result.counterexample
     assert cex is not None, "only a violated result has a trace"
     cfg = scenario.config
@@ -418,7 +422,8 @@ def trace_document(scenario: Scenario, result: Result) -> dict[str, Any]:
         "scenario_path": scenario.source,
         "property": {
             "name": prop,
-            "description": _prop_description(prop),
+            "description": property_description(cfg, prop),
+            "kind": property_kind(cfg, prop),
         },
         "bounds": scenario.bounds(),
         "stats": {
@@ -429,9 +434,119 @@ def trace_document(scenario: Scenario, result: Result) -> dict[str, Any]:
         "lifelines": lifelines(cfg, cex.init_state),
         "initial_state": state_dict(cfg, cex.init_state),
         "steps": steps,
+        **({} if cex.loop is None else {"loop": {"start": cex.loop}}),  # a lasso (liveness)
         "violation": {
             "property": prop,
             "step": len(steps),
-            "message": violation_message(cfg, prop, cex.final_state),
+            "message": violation_message(cfg, prop, cex.final_state)
+            if cex.loop is None
+            else loop_message(cfg, prop, cex.loop, [cex.init_state, *(st.state for st in cex.steps)]),
         },
     }
+
+
+# ------------------------------------------------------------------------------ liveness: lassos (issue 14)
+
+
+def _model_property(cfg: Config, prop: str) -> Any:
+    return next((p for p in GroupModel(cfg).properties() if p.name == prop), None)
+
+
+def property_kind(cfg: Config, prop: str) -> str:
+    """``property.kind`` of the document: ``deadlock``, or the model's kind of the property (``always``,
+    ``eventually``, ``leads-to``); ``always`` for a name the model does not know."""
+    if prop == DEADLOCK:
+        return "deadlock"
+    found = _model_property(cfg, prop)
+    return "always" if found is None else str(found.kind)
+
+
+def property_description(cfg: Config, prop: str) -> str:
+    """``property.description``: the docstring description of an invariant, else the model's own."""
+    if prop == DEADLOCK or prop in DESCRIPTIONS:
+        return _prop_description(prop)
+    found = _model_property(cfg, prop)
+    return " ".join((found.description if found is not None and found.description else prop).split())
+
+
+LOOP_FIELDS_SHOWN = 3  # fields named in a loop's sentence; the rest are counted
+
+
+def _cycle_changes(cfg: Config, cycle: Sequence[World]) -> list[str]:
+    """The fields that change round a cycle (``cycle[0]`` .. ``cycle[-1]``, the same state), each with its
+    values in order when they are short scalars (``B1.generation 1→2→1``)."""
+    dicts = [state_dict(cfg, w) for w in cycle]
+    keys: list[str] = []
+    for a, b in pairwise(dicts):
+        keys += [k for k in changed_fields(a, b) if k not in keys]
+    told, named = [], []  # fields with their values in order first, then fields only named
+    for key in keys:
+        actor, _, field = key.partition(".")
+        values = [d.get(actor, {}).get(field) for d in dicts]
+        if all(v is None or isinstance(v, str | int | bool) for v in values):
+            shown = [show_value(v) for v in values]
+            run = [v for i, v in enumerate(shown) if i == 0 or v != shown[i - 1]]
+            if len(run) <= 5 and all(len(v) <= 20 for v in run):
+                told.append(f"{key} {'→'.join(run)}")
+                continue
+        named.append(f"{key} changes")
+    out = (told + named)[:LOOP_FIELDS_SHOWN]
+    if len(keys) > LOOP_FIELDS_SHOWN:
+        out.append(f"{len(keys) - LOOP_FIELDS_SHOWN} more fields change")
+    return out
+
+
+def _never_members(cycle: Sequence[World]) -> list[str]:
+    """Live consumers that are a member of the current generation in no state of the cycle."""
+    out = []
+    for c in range(len(cycle[0].consumers)):
+        mine = [w.consumers[c] for w in cycle]
+        if any(x.status in GONE for x in mine):
+            continue
+        if all(x.status != MEMBER for x in mine):
+            out.append(f"{consumer_name(c)} is never a member")
+        elif all(
+            x.status != MEMBER or x.generation != current_generation(w)
+            for x, w in zip(mine, cycle, strict=True)
+        ):
+            out.append(f"{consumer_name(c)} is never a member of the current generation")
+    return out
+
+
+def loop_message(cfg: Config, prop: str, start: int, states: Sequence[World]) -> str:
+    """One sentence saying what a lasso repeats for ever and what never happens on it (the document's
+    ``violation.message`` of a liveness violation), e.g. ``from step 9 the group rebalances for ever
+    (steps 9-14 repeat): B1.generation 2→3→2, C2.status stopped→syncing→stopped; C2 is never a member;
+    eventually-stable is never satisfied (...)``.
+
+    ``states`` are the lasso's states (``states[0]`` the initial state, ``states[i]`` the state after
+    step ``i``); after the last one the behaviour is back in ``states[start]`` and repeats the steps after
+    it for ever (none when ``start`` is the last step: the final state stays as it is). Generic on
+    purpose: what the coordinator's phase does round the cycle, which fields change round it, which live
+    consumers are never members on it, and that the property's goal (its description) is never reached.
+    """
+    n = len(states) - 1
+    cycle = list(states[start:])
+    phases = [_phase(w) or 0 for w in cycle]
+    if start == n:
+        where = "in the initial state" if n == 0 else f"after step {n}"
+        what = f"{where} no fair step is enabled and the group stays as it is for ever"
+        what += f", in rebalance phase {phases[0]}" if phases[0] else ""
+        changes: list[str] = []
+    else:
+        repeat = f"step {n} repeats" if start + 1 == n else f"steps {start + 1}-{n} repeat"
+        if all(phases) and len(set(phases)) == 1:
+            what = f"from step {start + 1} the group stays in rebalance phase {phases[0]} for ever ({repeat})"
+        elif all(phases):
+            what = f"from step {start + 1} the group never finishes its rebalance ({repeat})"
+        elif any(phases):
+            what = f"from step {start + 1} the group rebalances for ever ({repeat})"
+        else:
+            what = f"{repeat} for ever"
+        changes = _cycle_changes(cfg, cycle)
+    never = _never_members(cycle)
+    description = property_description(cfg, prop).rstrip(".")
+    goal = f"so {prop} is never satisfied" + (
+        f": {description}" if description and description != prop else ""
+    )
+    return f"{what}: " + "; ".join(x for x in (", ".join(changes), ", ".join(never), goal) if x)

@@ -92,7 +92,7 @@ def sample() -> dict[str, Any]:
         "schema": SCHEMA,
         "scenario": {"name": "synthetic", "description": "a made-up story\nover two lines"},
         "scenario_path": "specs/synthetic.toml",
-        "property": {"name": PROPERTY, "description": "no zombie commits"},
+        "property": {"name": PROPERTY, "description": "no zombie commits", "kind": "always"},
         "bounds": "1 consumer; 1 broker; depth 9",
         "stats": {"distinct_states": 9, "states_generated": 20, "depth": 5},
         "lifelines": list(LIFELINES),
@@ -118,6 +118,31 @@ def sample() -> dict[str, Any]:
             }
         )
         prev = state
+    return doc
+
+
+LOOP = 2  # lasso_sample's cycle: steps 3..5, back to the state after step 2
+
+
+def lasso_sample(start: int = LOOP) -> dict[str, Any]:
+    """The sample as a liveness violation: a lasso returning to the state after step ``start`` (the
+    structure only: that the loop closes is replay's business, groupcheck/verify.py)."""
+    doc = sample()
+    doc["property"] = {"name": "eventually-stable", "description": "the group settles", "kind": "eventually"}
+    doc["loop"] = {"start": start}
+    doc["violation"] = {
+        "property": "eventually-stable",
+        "step": N,
+        "message": "from step 3 the group rebalances for ever: C1 is never a member",
+    }
+    return doc
+
+
+def old_sample() -> dict[str, Any]:
+    """The sample as the previous schema wrote it: ``groupcheck-trace/1``, no property kind, no loop."""
+    doc = sample()
+    doc["schema"] = "groupcheck-trace/1"
+    del doc["property"]["kind"]
     return doc
 
 
@@ -175,6 +200,33 @@ CORRUPTIONS: dict[str, Corruption] = {
     "src not a lifeline": lambda d: d["steps"][0].update(src="C9"),
     "step not an object": lambda d: d["steps"].__setitem__(0, "step"),
     "top level not an object": lambda d: d.clear(),  # replaced by a list below
+    "no property kind": lambda d: d["property"].pop("kind"),
+    "unknown property kind": lambda d: d["property"].update(kind="sometimes"),
+    "loop on an invariant": lambda d: d.update(loop={"start": 1}),
+}
+# corruptions of lasso_sample(): the loop is strictly checked
+LASSO_CORRUPTIONS: dict[str, tuple[Corruption, str]] = {
+    "no loop": (lambda d: d.pop("loop"), "missing key 'loop'"),
+    "loop start too big": (
+        lambda d: d["loop"].update(start=N + 1),
+        "loop.start: must be a step index from 0 to 5",
+    ),
+    "loop start negative": (lambda d: d["loop"].update(start=-1), "loop.start"),
+    "loop start bool": (lambda d: d["loop"].update(start=True), "loop.start"),
+    "loop start text": (lambda d: d["loop"].update(start="2"), "loop.start"),
+    "loop start missing": (lambda d: d["loop"].pop("start"), "loop: missing key 'start'"),
+    "loop not an object": (lambda d: d.update(loop=2), "loop: must be an object"),
+    "loop extra key": (lambda d: d["loop"].update(end=5), "loop: unknown key 'end'"),
+    "loop on deadlock": (lambda d: d["property"].update(kind="deadlock"), "only a liveness property"),
+    "violation not at the end": (lambda d: d["violation"].update(step=LOOP), "violation.step: must be 5"),
+    "loop in schema 1": (
+        lambda d: (d.update(schema="groupcheck-trace/1"), d["property"].pop("kind")),
+        "loop: not part of schema 'groupcheck-trace/1'",
+    ),
+    "kind in schema 1": (
+        lambda d: d.update(schema="groupcheck-trace/1"),
+        "property.kind: not part of schema",
+    ),
 }
 
 
@@ -187,6 +239,36 @@ def test_corruptions_rejected_with_file_name(name: str, tmp_path: Path) -> None:
         load(f)
     _one_line_naming(exc, f.name)
     assert str(exc.value).startswith(f"{f}: ")
+
+
+@pytest.mark.parametrize("name", sorted(LASSO_CORRUPTIONS))
+def test_lasso_corruptions_rejected_with_file_name(name: str, tmp_path: Path) -> None:
+    doc = lasso_sample()
+    assert validate(copy.deepcopy(doc), "lasso") == doc
+    edit, needle = LASSO_CORRUPTIONS[name]
+    edit(doc)
+    f = _write(tmp_path, doc)
+    with pytest.raises(TraceFormatError) as exc:
+        load(f)
+    _one_line_naming(exc, f.name)
+    assert str(exc.value).startswith(f"{f}: ") and needle in str(exc.value), str(exc.value)
+
+
+def test_every_loop_start_from_the_initial_state_to_the_last_step_is_valid() -> None:
+    for start in range(N + 1):  # N: a cycle of no step (the final state stays as it is for ever)
+        assert validate(lasso_sample(start), "lasso")["loop"] == {"start": start}
+
+
+def test_the_previous_schema_still_loads_and_renders_as_before(tmp_path: Path) -> None:
+    old = old_sample()
+    f = _write(tmp_path, old, "old-trace.json")
+    assert load(f) == old
+    # every rendering of an old file is the rendering of the same counterexample written today
+    assert to_mermaid(old) == to_mermaid(sample())
+    assert to_dot(to_graph(old)) == to_dot(to_graph(sample()))
+    assert narrate(old) == narrate(sample())
+    paths = write_bundle(old, tmp_path / "bundle", svg=False)
+    assert load(paths["json"]) == old  # written back as it was: render upgrades only through replay
 
 
 def test_validate_names_its_source() -> None:
@@ -251,7 +333,7 @@ def test_dump_is_deterministic_and_round_trips(tmp_path: Path) -> None:
     raw = a.read_bytes()
     assert raw == b.read_bytes()
     assert raw.endswith(b"}\n") and not raw.endswith(b"\n\n")
-    assert raw.decode("utf-8").startswith('{\n  "schema": "groupcheck-trace/1",')  # key order kept
+    assert raw.decode("utf-8").startswith('{\n  "schema": "groupcheck-trace/2",')  # key order kept
     assert load(a) == sample()
 
 

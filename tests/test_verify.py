@@ -273,3 +273,37 @@ def test_a_trace_checked_with_command_line_bounds_replays(
     assert code == 0, out
     assert main(["show", str(trace)]) == 0
     assert "bounds:" in capsys.readouterr().out
+
+
+def test_a_trace_of_the_previous_schema_replays_and_render_upgrades_it(
+    original: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """``groupcheck-trace/1`` (no property kind, never a loop) is still read: it replays field by field,
+    and ``render`` writes it again in today's schema, exactly as ``check`` writes it now."""
+
+    def old(doc: Doc) -> None:
+        assert doc["schema"] == "groupcheck-trace/2" and doc["property"].pop("kind") == "always"
+        doc["schema"] = "groupcheck-trace/1"
+
+    was = _forge(original, tmp_path, old)
+    code, out = _replay(was, capsys)
+    assert code == 0 and "exclusive-fetch violated again after 11 steps" in out, out
+    assert main(["show", str(was)]) == 0
+    assert "VIOLATION at step 11: exclusive-fetch" in capsys.readouterr().out
+    assert main(["render", str(was), "--out", str(tmp_path / "now")]) == 0
+    capsys.readouterr()
+    assert (tmp_path / "now" / "trace.json").read_bytes() == original.read_bytes()
+    # the old schema's rules hold in replay too: a forged field is still refused
+    forged = _forge(was, tmp_path / "forged-old", _set_state_field)
+    code, out = _replay(forged, capsys)
+    assert code == 1 and "step 7: state.C2.generation is 3 in the file, 1 on replay" in out, out
+
+
+def test_the_property_kind_is_compared(
+    original: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    def kind(doc: Doc) -> None:
+        doc["property"]["kind"] = "deadlock"
+
+    code, out = _replay(_forge(original, tmp_path, kind), capsys)
+    assert code == 1 and 'property.kind is "deadlock" in the file, "always" on replay' in out, out

@@ -351,3 +351,48 @@ def test_render_rewrites_a_bundle_from_a_trace_file(
     assert main(["render", str(broken)]) == 2
     err = capsys.readouterr().err
     assert err.startswith(f"groupcheck: {broken}") and len(err.strip().splitlines()) == 1
+
+
+def test_a_lasso_in_chromium(browser: Any, tmp_path: Path) -> None:
+    """The loop's rows are marked and the jump back is drawn; the state pane says "on the loop" on every
+    state of the cycle; "next" on the last step goes round the loop again."""
+    from tests.test_lasso_render import lasso_document
+
+    doc = lasso_document()
+    k, n = doc["loop"]["start"], len(doc["steps"])
+    paths = write_bundle(doc, tmp_path / "lasso", svg=False)
+    page = browser.new_page(viewport={"width": 1500, "height": 900})
+    errors: list[str] = []
+    page.on("pageerror", lambda e: errors.append(str(e)))
+    page.on("console", lambda m: errors.append(m.text) if m.type == "error" else None)
+    page.goto(paths["html"].as_uri())
+    prop, message = doc["property"]["name"], doc["violation"]["message"]
+    sentence = f"{prop} is violated: {message}."
+    assert page.inner_text("#violation") == sentence
+    assert page.inner_text("#loop-note") == f"↻ steps {k + 1}-{n} repeat for ever"
+    marked = page.eval_on_selector_all("g.step.inloop", "rows => rows.map(r => Number(r.dataset.step))")
+    assert marked == list(range(k + 1, n + 1))
+    assert page.is_visible("#loop-jump")
+    jump, top, bottom = (
+        page.eval_on_selector(sel, "e => { const r = e.getBoundingClientRect(); return [r.top, r.bottom]; }")
+        for sel in ("#loop-jump path", f"#row-{k}", f"#row-{n}")
+    )
+    assert top[0] <= jump[0] <= top[1] and bottom[0] <= jump[1] <= bottom[1]  # from row n up to row k
+    for i in range(n + 1):
+        page.keyboard.press("End") if i == n else page.goto(paths["html"].as_uri() + f"#step-{i}")
+        if i < n:
+            page.reload()
+        assert page.inner_text("#position") == f"step {i} of {n}"
+        assert page.is_visible("#violation-banner") == (i >= k), i
+    assert page.inner_text("#violation-banner") == f"This state is on the loop: {message}"
+    assert not page.is_disabled("#next")  # the last step: round the loop again
+    page.click("#next")
+    assert page.inner_text("#position") == f"step {k + 1} of {n}" and _current_row(page) == [str(k + 1)]
+    page.keyboard.press("End")
+    page.keyboard.press("ArrowRight")
+    assert page.inner_text("#position") == f"step {k + 1} of {n}"
+    ARTIFACTS.mkdir(exist_ok=True)
+    page.keyboard.press("End")
+    page.screenshot(path=str(ARTIFACTS / "trace-viewer-lasso.png"))
+    assert errors == []
+    page.close()

@@ -1,7 +1,9 @@
 """Counterexample export: one trace document (docs/TRACE_FORMAT.md), rendered many ways.
 
-A trace document (schema ``groupcheck-trace/1``) is plain JSON data. :func:`validate`, :func:`load` and
-:func:`dump` check, read and write it; :func:`changed_fields` computes a step's ``changed`` list.
+A trace document (schema ``groupcheck-trace/2``; ``groupcheck-trace/1`` is still read) is plain JSON data: a
+finite counterexample, or a lasso (``"loop": {"start": k}``) for a liveness violation, which every rendering
+shows as a loop. :func:`validate`, :func:`load` and :func:`dump` check, read and write it;
+:func:`changed_fields` computes a step's ``changed`` list.
 :func:`to_graph` turns a document into a networkx graph (a node per state, an edge per step), and every
 rendering is written from that graph: Graphviz DOT (:func:`to_dot`), GraphML (:func:`write_graphml`), a
 Mermaid sequence diagram (:func:`to_mermaid`), a plain-text narration (:func:`narrate`),
@@ -13,7 +15,7 @@ This package depends only on plain data and networkx: it imports nothing from ``
 """
 
 from traces.bundle import write_bundle
-from traces.document import SCHEMA, TraceFormatError, changed_fields, dump, dumps, load, validate
+from traces.document import SCHEMA, SCHEMAS, TraceFormatError, changed_fields, dump, dumps, load, validate
 from traces.dot import to_dot
 from traces.graph import to_graph
 from traces.graphml import write_graphml
@@ -24,6 +26,7 @@ from traces.svg import TraceRenderError, dot_program, render_svg
 
 __all__ = [
     "SCHEMA",
+    "SCHEMAS",
     "TraceFormatError",
     "TraceRenderError",
     "changed_fields",

@@ -1,4 +1,7 @@
-"""The counterexample document (schema ``groupcheck-trace/1``, docs/TRACE_FORMAT.md).
+"""The counterexample document (schema ``groupcheck-trace/2``, docs/TRACE_FORMAT.md).
+
+Schema 2 records the property's ``kind`` and, for a liveness violation, the lasso's ``loop``; documents of
+schema 1 (a finite counterexample, no kind, no loop) are still read.
 
 :func:`validate` checks a document's structure, :func:`load` reads one from a JSON file (never pickle or
 eval), :func:`dump` writes one deterministically, and :func:`changed_fields` computes a step's ``changed``
@@ -14,7 +17,12 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-SCHEMA = "groupcheck-trace/1"
+SCHEMA = "groupcheck-trace/2"
+OLD_SCHEMAS = ("groupcheck-trace/1",)  # still read: a finite counterexample of an invariant or deadlock
+SCHEMAS = (SCHEMA, *OLD_SCHEMAS)
+# property.kind: an invariant, deadlock, or a liveness property (violated by a lasso: "loop" is set)
+PROPERTY_KINDS = ("always", "deadlock", "eventually", "leads-to")
+LIVENESS_KINDS = ("eventually", "leads-to")
 State = Mapping[str, Mapping[str, Any]]  # actor -> field -> JSON value
 KINDS = ("send", "receive", "internal", "write", "timeout", "fault")
 
@@ -162,8 +170,11 @@ def validate(doc: object, source: str) -> dict[str, Any]:
     schema = doc.get("schema", _MISSING)
     if schema is _MISSING:
         raise _fail(source, "missing key 'schema' (not a groupcheck trace?)")
-    if schema != SCHEMA:
-        raise _fail(source, f"schema must be {SCHEMA!r}, got {_short(schema)}")
+    if schema not in SCHEMAS:
+        raise _fail(
+            source,
+            f"schema must be {SCHEMA!r} (or {', '.join(map(repr, OLD_SCHEMAS))}), got {_short(schema)}",
+        )
     for key, t in TOP_KEYS.items():
         if key not in doc:
             raise _fail(source, f"missing key {key!r}")
@@ -179,6 +190,7 @@ def validate(doc: object, source: str) -> dict[str, Any]:
         raise _fail(source, "property.name: must be a non-empty string")
     if not isinstance(prop.get("description", ""), str):
         raise _fail(source, "property.description: must be a string")
+    _check_kind(doc, source)
     problem = _json_problem(doc["stats"], "stats")
     if problem:
         raise _fail(source, problem)
@@ -207,7 +219,62 @@ def validate(doc: object, source: str) -> dict[str, Any]:
         raise _fail(source, f"violation.step: must be a step index from 0 to {n}, got {_short(step)}")
     if not isinstance(violation["message"], str):
         raise _fail(source, "violation.message: must be a string")
+    _check_loop(doc, source)
     return doc
+
+
+def _check_kind(doc: dict[str, Any], source: str) -> None:
+    """``property.kind``: required from schema 2 on, absent before."""
+    prop = doc["property"]
+    if doc["schema"] != SCHEMA:
+        if "kind" in prop:
+            raise _fail(
+                source, f"property.kind: not part of schema {doc['schema']!r} (it came with {SCHEMA!r})"
+            )
+        return
+    if "kind" not in prop:
+        raise _fail(source, "property: missing key 'kind'")
+    if prop["kind"] not in PROPERTY_KINDS:
+        raise _fail(
+            source, f"property.kind: must be one of {', '.join(PROPERTY_KINDS)}, got {_short(prop['kind'])}"
+        )
+
+
+def _check_loop(doc: dict[str, Any], source: str) -> None:
+    """``loop``: ``{"start": k}`` with ``0 <= k <= len(steps)``, exactly when the property is a liveness
+    property (its violation is a lasso, complete after the last step)."""
+    n = len(doc["steps"])
+    loop = doc.get("loop", _MISSING)
+    if doc["schema"] != SCHEMA:
+        if loop is not _MISSING:
+            raise _fail(source, f"loop: not part of schema {doc['schema']!r} (lassos came with {SCHEMA!r})")
+        return
+    kind = doc["property"]["kind"]
+    if kind not in LIVENESS_KINDS:
+        if loop is not _MISSING:
+            raise _fail(
+                source,
+                f"loop: only a liveness property ({', '.join(LIVENESS_KINDS)}) is violated by a lasso, "
+                f"and property.kind is {kind!r}",
+            )
+        return
+    if loop is _MISSING:
+        raise _fail(source, f"missing key 'loop' (a violation of a {kind!r} property is a lasso)")
+    if not isinstance(loop, dict):
+        raise _fail(source, f'loop: must be an object {{"start": k}}, got {_short(loop)}')
+    extra = sorted(set(loop) - {"start"})
+    if extra:
+        raise _fail(source, f"loop: unknown key {_short(extra[0])} (a loop has only 'start')")
+    if "start" not in loop:
+        raise _fail(source, "loop: missing key 'start'")
+    start = loop["start"]
+    if not _has_type(start, (int,)) or not 0 <= start <= n:
+        raise _fail(source, f"loop.start: must be a step index from 0 to {n}, got {_short(start)}")
+    if doc["violation"]["step"] != n:
+        raise _fail(
+            source,
+            f"violation.step: must be {n}, the last step, for a lasso (got {doc['violation']['step']})",
+        )
 
 
 def _reject_constant(name: str) -> None:

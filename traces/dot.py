@@ -2,8 +2,10 @@
 
 A left-to-right chain of state boxes. Each box shows the step that led to it and the fields that step
 changed (with their new values); faults are red and bold, timeouts orange, durable writes blue, and the
-violating state is a filled red box naming the property and what is wrong. Render with
-``dot -Tsvg trace.dot -o trace.svg``.
+violating state is a filled red box naming the property and what is wrong. A lasso (a liveness violation)
+draws its cycle's states with a purple double border and the back edge, a bold dashed purple arrow from the
+last state back to the state the cycle returns to (a self-loop on the last state when the cycle has no
+step: it stays as it is for ever). Render with ``dot -Tsvg trace.dot -o trace.svg``.
 """
 
 from __future__ import annotations
@@ -13,7 +15,7 @@ import unicodedata
 
 import networkx as nx
 
-from traces.graph import states_in_order, steps_in_order
+from traces.graph import back_edge, states_in_order, steps_in_order
 
 EDGE_COLORS = {
     "fault": "red",
@@ -24,6 +26,7 @@ EDGE_COLORS = {
     "internal": "black",
 }
 KIND_TAGS = {"fault": "FAULT ", "timeout": "TIMEOUT "}
+LOOP_COLOR = "purple"
 WRAP = 56
 
 
@@ -62,7 +65,11 @@ def to_dot(g: nx.MultiDiGraph) -> str:
     """The DOT text of a graph made by :func:`traces.graph.to_graph`."""
     prop = str(g.graph["property"])
     message = str(g.graph["violation"])
-    title = f"{g.graph['scenario']}: {prop} violated at step {g.graph['violation_step']}"
+    k = g.graph.get("loop_start")
+    if k is None:
+        title = f"{g.graph['scenario']}: {prop} violated at step {g.graph['violation_step']}"
+    else:
+        title = f"{g.graph['scenario']}: {prop} violated by a loop that repeats for ever"
     out = [
         "digraph counterexample {",
         "  rankdir=LR;",
@@ -82,7 +89,8 @@ def to_dot(g: nx.MultiDiGraph) -> str:
             lines += [("  ", c) for c in d["changes"]] or [("  ", "(nothing changed)")]
         attrs: list[tuple[str, str]] = []
         if d["is_violation"]:
-            lines += [("", ""), ("", f"VIOLATES {prop}:"), ("", message)]
+            what = f"VIOLATES {prop}:" if k is None else f"VIOLATES {prop} (the loop closes here):"
+            lines += [("", ""), ("", what), ("", message)]
             attrs += [
                 ("style", '"filled,bold"'),
                 ("fillcolor", '"#ff9999"'),
@@ -95,6 +103,8 @@ def to_dot(g: nx.MultiDiGraph) -> str:
             attrs += [("color", "darkorange"), ("penwidth", "2")]
         elif d["is_initial"]:
             attrs += [("style", "rounded")]
+        if d.get("in_loop") and not d["is_violation"]:
+            attrs += [("peripheries", "2")] + ([] if d["is_fault"] else [("color", LOOP_COLOR)])
         out.append(f"  {_quote(str(n))} [{_attrs([('label', _left(lines)), *attrs])}];")
     nodes = {d["index"]: n for n, d in g.nodes(data=True)}
     for d in steps_in_order(g):
@@ -106,6 +116,18 @@ def to_dot(g: nx.MultiDiGraph) -> str:
         elif d["kind"] == "timeout":
             attrs += [("style", "dashed"), ("penwidth", "2")]
         u, v = nodes[d["index"] - 1], nodes[d["index"]]
+        out.append(f"  {_quote(str(u))} -> {_quote(str(v))} [{_attrs(attrs)}];")
+    back = back_edge(g)
+    if back is not None:  # the lasso's jump back: drawn against the flow, so it does not move the chain
+        u, v, d = back
+        attrs = [
+            ("label", _quote("\n".join(textwrap.wrap("↻ " + str(d["label"]), 40)))),
+            ("color", LOOP_COLOR),
+            ("fontcolor", LOOP_COLOR),
+            ("style", '"dashed,bold"'),
+            ("penwidth", "2"),
+            ("constraint", "false"),
+        ]
         out.append(f"  {_quote(str(u))} -> {_quote(str(v))} [{_attrs(attrs)}];")
     out.append("}")
     return "\n".join(out) + "\n"

@@ -4,17 +4,27 @@ Node ``s0`` is the initial state and ``s<i>`` the state after step ``i``; the ed
 (key ``i``) is step ``i``. Every file format of the bundle is written from this graph; the Mermaid diagram
 and the narration read its edges in step order (:func:`steps_in_order`).
 
+A lasso (a liveness violation: the document's ``loop``) has one more edge, the **back edge** ``s<n> ->
+s<k>`` (key ``"loop"``, ``is_back`` true): after the last step ``n`` the behaviour is back in the state
+after step ``k`` and repeats steps ``k+1..n`` for ever. When ``k == n`` (a cycle of no step: nothing fair
+is enabled in the final state, which stays as it is for ever) the back edge is a self-loop on ``s<n>``.
+:func:`steps_in_order` leaves it out; :func:`back_edge` returns it.
+
 Graph attributes: ``scenario`` (name), ``description``, ``scenario_path``, ``property`` (name),
-``property_description``, ``violation`` (the message), ``violation_step``, ``bounds``, ``stats`` (dict),
-``lifelines`` (list).
+``property_description``, ``property_kind`` (``always``, ``deadlock``, ``eventually``, ``leads-to``; ``""``
+in a ``groupcheck-trace/1`` document, which does not record it), ``violation`` (the message),
+``violation_step``, ``loop_start`` (``k``, or ``None`` for a finite counterexample), ``bounds``, ``stats``
+(dict), ``lifelines`` (list).
 
 Node attributes: ``index``, ``label`` (short text), ``state`` (JSON text of every actor's fields),
 ``phase``, ``kind`` (of the step that led here; ``"initial"`` for ``s0``), ``is_initial``,
-``is_violation``, ``is_fault``, ``changed`` (the step's ``actor.field`` keys) and ``changes``
-(``"actor.field=new value"`` strings).
+``is_violation``, ``is_fault``, ``in_loop`` (the state lies on the lasso's cycle: ``s<k>`` .. ``s<n>``),
+``changed`` (the step's ``actor.field`` keys) and ``changes`` (``"actor.field=new value"`` strings).
 
 Edge attributes: ``index``, ``action``, ``args``, ``actor``, ``kind``, ``label``, ``src``, ``dst``,
-``phase``, ``is_fault``.
+``phase``, ``is_fault``, ``in_loop`` (the step is one the cycle repeats: ``k+1`` .. ``n``), ``is_back``
+(false). The back edge has ``is_back`` true, ``kind`` ``"loop"``, ``index`` ``None``, ``loop_start`` ``k``
+and a ``label``; its step attributes are ``None``.
 """
 
 from __future__ import annotations
@@ -46,19 +56,45 @@ def _lookup(state: dict[str, Any], key: str) -> Any:
     return fields.get(field) if isinstance(fields, dict) else None
 
 
+def loop_start(doc: dict[str, Any]) -> int | None:
+    """``k`` of a lasso document's ``"loop": {"start": k}``; ``None`` for a finite counterexample."""
+    loop = doc.get("loop")
+    return int(loop["start"]) if isinstance(loop, dict) else None
+
+
+def loop_repeats(k: int, n: int) -> str:
+    """What a lasso of ``n`` steps returning to the state after step ``k`` repeats, in a few words."""
+    if k == n:
+        return ("the initial state" if n == 0 else f"the state after step {n}") + " stays as it is for ever"
+    return (f"step {n} repeats" if k + 1 == n else f"steps {k + 1}-{n} repeat") + " for ever"
+
+
+def loop_text(k: int, n: int) -> str:
+    """:func:`loop_repeats` and where the behaviour jumps back, in words (no colon or semicolon, so that
+    it can label a Mermaid ``loop`` block)."""
+    if k == n:
+        return f"{loop_repeats(k, n)} (no fair step is enabled there)"
+    back = "the initial state" if k == 0 else f"the state after step {k}"
+    return f"{loop_repeats(k, n)} (after step {n} the behaviour is back in {back})"
+
+
 def to_graph(doc: dict[str, Any]) -> nx.MultiDiGraph:
     """The graph of a trace document (assumed valid: see :func:`traces.document.validate`)."""
     scenario = doc["scenario"]
     prop = doc["property"]
     violation = doc["violation"]
+    k = loop_start(doc)
+    n = len(doc["steps"])
     g = nx.MultiDiGraph(
         scenario=str(scenario.get("name", "")),
         description=str(scenario.get("description", "")),
         scenario_path=str(doc.get("scenario_path") or ""),
         property=str(prop["name"]),
         property_description=str(prop.get("description", "")),
+        property_kind=str(prop.get("kind", "")),
         violation=str(violation["message"]),
         violation_step=int(violation["step"]),
+        loop_start=k,
         bounds=str(doc["bounds"]),
         stats=dict(doc["stats"]),
         lifelines=list(doc["lifelines"]),
@@ -74,6 +110,7 @@ def to_graph(doc: dict[str, Any]) -> nx.MultiDiGraph:
         is_initial=True,
         is_violation=bad == 0,
         is_fault=False,
+        in_loop=k == 0,
         changed=[],
         changes=[],
     )
@@ -89,6 +126,7 @@ def to_graph(doc: dict[str, Any]) -> nx.MultiDiGraph:
             is_initial=False,
             is_violation=i == bad,
             is_fault=step["kind"] == "fault",
+            in_loop=k is not None and i >= k,
             changed=list(step["changed"]),
             changes=[f"{k}={show_value(_lookup(step['state'], k))}" for k in step["changed"]],
         )
@@ -106,6 +144,27 @@ def to_graph(doc: dict[str, Any]) -> nx.MultiDiGraph:
             dst=step.get("dst"),
             phase=step.get("phase"),
             is_fault=step["kind"] == "fault",
+            in_loop=k is not None and i > k,
+            is_back=False,
+        )
+    if k is not None:
+        g.add_edge(
+            node_id(n),
+            node_id(k),
+            key="loop",
+            index=None,
+            action=None,
+            args=None,
+            actor=None,
+            kind="loop",
+            label=loop_text(k, n),
+            src=None,
+            dst=None,
+            phase=None,
+            is_fault=False,
+            in_loop=True,
+            is_back=True,
+            loop_start=k,
         )
     return g
 
@@ -116,8 +175,17 @@ def states_in_order(g: nx.MultiDiGraph) -> list[tuple[str, dict[str, Any]]]:
 
 
 def steps_in_order(g: nx.MultiDiGraph) -> list[dict[str, Any]]:
-    """The edges' attributes, in step order."""
-    return sorted((data for _, _, data in g.edges(data=True)), key=lambda d: d["index"])
+    """The steps' edges' attributes, in step order (a lasso's back edge left out)."""
+    steps = (data for _, _, data in g.edges(data=True) if not data.get("is_back"))
+    return sorted(steps, key=lambda d: d["index"])
+
+
+def back_edge(g: nx.MultiDiGraph) -> tuple[str, str, dict[str, Any]] | None:
+    """A lasso's back edge ``(s<n>, s<k>, attributes)``; ``None`` for a finite counterexample."""
+    for u, v, data in g.edges(data=True):
+        if data.get("is_back"):
+            return u, v, data
+    return None
 
 
 def diagram_columns(g: nx.MultiDiGraph, steps: list[dict[str, Any]]) -> list[str]:

@@ -6,6 +6,13 @@ moves through the steps (buttons, arrow keys, a click on a diagram row, ``#step-
 fills the state table for the current step, marking the fields that step changed. Without JavaScript the
 diagram and the violation sentence are still there.
 
+A lasso (a liveness violation, the document's ``loop``) is drawn as a loop: the rows of the steps its cycle
+repeats carry a purple stripe (class ``inloop``), the row of the state it returns to is marked
+(``looptarget``), and a purple arrow (``#loop-jump``) runs from the last row back to that row (a small
+self-loop on the last row when the cycle has no step); the header says in one sentence what repeats and what
+never happens (the violation's message), the state pane says so on every state of the cycle, and "next"
+on the last step goes round the loop again.
+
 The same document always gives the same bytes.
 """
 
@@ -17,7 +24,7 @@ from typing import Any
 
 import networkx as nx
 
-from traces.graph import as_graph, diagram_columns, lifelines_named, steps_in_order
+from traces.graph import as_graph, diagram_columns, lifelines_named, loop_repeats, loop_text, steps_in_order
 from traces.narrate import RECORDED_NOTE
 
 # the five rebalance phases (docs/MODEL.md; seed 000); 0 = no rebalance under way
@@ -46,6 +53,8 @@ COLUMN = 170  # distance between lifelines
 HEAD = 6  # space above the initial-state row (the lifeline names sit in their own sticky strip)
 NAMES = 40  # height of that strip
 ROW = 34  # one step
+LOOP_MARGIN = 44  # left of the gutter, for a lasso's jump back (always in view: the pane scrolls right)
+LOOP_COLOR = "#7b3fb5"
 CHAR = 6.6  # average width of a 12px sans-serif character, for cutting labels to fit
 
 
@@ -123,8 +132,11 @@ def sequence_svg(doc_or_graph: dict[str, Any] | nx.MultiDiGraph) -> str:
     g = as_graph(doc_or_graph)
     steps = steps_in_order(g)
     columns = diagram_columns(g, steps)
-    xs = {c: GUTTER + COLUMN * (i + 0.5) for i, c in enumerate(columns)}
-    width = GUTTER + COLUMN * len(columns) + 20
+    k = g.graph.get("loop_start")
+    left = 0 if k is None else LOOP_MARGIN  # everything moves right to make room for the jump back
+    gutter = left + GUTTER
+    xs = {c: gutter + COLUMN * (i + 0.5) for i, c in enumerate(columns)}
+    width = gutter + COLUMN * len(columns) + 20
     rows = len(steps) + 1
     height = HEAD + ROW * rows + 70
     bottom = HEAD + ROW * rows
@@ -143,10 +155,12 @@ def sequence_svg(doc_or_graph: dict[str, Any] | nx.MultiDiGraph) -> str:
         f'viewBox="0 0 {width} {height}" role="img" aria-label="sequence diagram of the counterexample">',
         "<defs>",
     ]
-    for kind, color in KIND_COLORS.items():
+    markers = {**KIND_COLORS, **({"loop": LOOP_COLOR} if k is not None else {})}
+    for kind, color in markers.items():
+        size = 4 if kind == "loop" else 8  # in stroke widths: the jump's line is thicker
         out.append(
-            f'<marker id="arrow-{kind}" viewBox="0 0 10 10" refX="2" refY="5" markerWidth="8" '
-            f'markerHeight="8" orient="auto-start-reverse"><path d="M0,0 L10,5 L0,10 z" fill="{color}"/>'
+            f'<marker id="arrow-{kind}" viewBox="0 0 10 10" refX="2" refY="5" markerWidth="{size}" '
+            f'markerHeight="{size}" orient="auto-start-reverse"><path d="M0,0 L10,5 L0,10 z" fill="{color}"/>'
             "</marker>"
         )
     out.append("</defs>")
@@ -162,33 +176,84 @@ def sequence_svg(doc_or_graph: dict[str, Any] | nx.MultiDiGraph) -> str:
                 f'<rect x="0" y="{y0}" width="{width}" height="{ROW * (i - run_start)}" '
                 f'fill="{PHASE_COLORS.get(run_phase, "#eee")}" class="phaseband"/>'
             )
-            out.append(_text(8, y0 + 13, f"phase {run_phase}", "phasename", "start"))
-            out.append(_text(8, y0 + 25, PHASE_SHORT.get(run_phase, ""), "phasename", "start"))
+            out.append(_text(left + 8, y0 + 13, f"phase {run_phase}", "phasename", "start"))
+            out.append(_text(left + 8, y0 + 25, PHASE_SHORT.get(run_phase, ""), "phasename", "start"))
         run_start, run_phase = i, p
     for c in columns:
         x = xs[c]
         out.append(f'<line x1="{x:.0f}" y1="0" x2="{x:.0f}" y2="{bottom}" class="lifeline"/>')
-    out.append('<g class="step" id="row-0" data-step="0"><title>0. initial state</title>')
+    n = len(steps)
+
+    def loop_classes(i: int) -> str:
+        """The row's lasso classes: a step the cycle repeats, the state it returns to."""
+        if k is None:
+            return ""
+        return (" inloop" if i > k else "") + (" looptarget" if i == k else "")
+
+    def loop_stripe(i: int, y: float) -> list[str]:
+        if k is None or i <= k:
+            return []
+        return [f'<rect x="0" y="{y}" width="6" height="{ROW}" class="loopmark"/>']
+
+    out.append(f'<g class="step{loop_classes(0)}" id="row-0" data-step="0"><title>0. initial state</title>')
     out.append(f'<rect x="0" y="{HEAD}" width="{width}" height="{ROW}" class="hit"/>')
-    out.append(_text(GUTTER - 10, HEAD + ROW / 2 + 4, "initial state", "stepno", "end"))
+    out.append(_text(gutter - 10, HEAD + ROW / 2 + 4, "initial state", "stepno", "end"))
     out.append("</g>")
     for d in steps:
         i = d["index"]
         y = HEAD + ROW * i
         phase = d.get("phase")
         tip = f"{i}. {d['actor']}: {d['label']}" + (f" (phase {phase})" if phase else "")
-        out.append(f'<g class="step k-{d["kind"]}" id="row-{i}" data-step="{i}"><title>{escape(tip)}</title>')
+        out.append(
+            f'<g class="step k-{d["kind"]}{loop_classes(i)}" id="row-{i}" data-step="{i}">'
+            f"<title>{escape(tip)}</title>"
+        )
         out.append(f'<rect x="0" y="{y}" width="{width}" height="{ROW}" class="hit"/>')
-        out.append(_text(GUTTER - 10, y + ROW / 2 + 4, f"{i}", "stepno", "end"))
+        out += loop_stripe(i, y)
+        out.append(_text(gutter - 10, y + ROW / 2 + 4, f"{i}", "stepno", "end"))
         out += _step_row(d, y + ROW / 2, xs, columns)
         out.append("</g>")
-    message = f"✗ {g.graph['property']} violated at step {g.graph['violation_step']}: {g.graph['violation']}"
+    if k is not None:
+        out += _loop_jump(k, n)
+        message = f"✗ {g.graph['property']} violated: {g.graph['violation']}"
+    else:
+        message = (
+            f"✗ {g.graph['property']} violated at step {g.graph['violation_step']}: {g.graph['violation']}"
+        )
     out.append(
         f'<rect x="10" y="{bottom + 14}" width="{width - 20}" height="34" rx="6" class="violation"/>'
         + _text(20, bottom + 36, _fit(message, width - 40), "violationtext", "start")
     )
     out.append("</svg>")
     return "\n".join(out)
+
+
+def _loop_jump(k: int, n: int) -> list[str]:
+    """The jump back of a lasso, in the margin left of the step numbers: a bracket from the last row (``n``)
+    up to the row of the state the cycle returns to (``k``), its arrow pointing at that row; a self-loop on
+    the last row when ``k == n`` (the final state stays as it is for ever)."""
+    yk, yn = HEAD + ROW * k + ROW / 2, HEAD + ROW * n + ROW / 2
+    out = [f'<g id="loop-jump" data-from="{n}" data-to="{k}"><title>{escape("↻ " + loop_text(k, n))}</title>']
+    end = LOOP_MARGIN - 4
+    if k == n:
+        out.append(
+            f'<path d="M{end},{yn - 6:.0f} C8,{yn - 20:.0f} 8,{yn + 20:.0f} {end - 8},{yn + 6:.0f}" '
+            'class="loopjump" marker-end="url(#arrow-loop)"/>'
+        )
+    else:
+        x = 22
+        out.append(
+            f'<path d="M{end:.0f},{yn:.0f} H{x} V{yk:.0f} H{end - 10:.0f}" class="loopjump" '
+            'marker-end="url(#arrow-loop)"/>'
+        )
+        if n - k >= 2:  # room for a word along the bracket
+            mid = (yk + yn) / 2
+            out.append(
+                f'<text x="{x - 6}" y="{mid:.0f}" class="looptext" text-anchor="middle" '
+                f'transform="rotate(-90 {x - 6} {mid:.0f})">↻ for ever</text>'
+            )
+    out.append("</g>")
+    return out
 
 
 _CSS = """
@@ -250,6 +315,13 @@ svg text { font-family: system-ui, -apple-system, "Segoe UI", Helvetica, Arial, 
 .healed { font-size: 12px; fill: #2e7d32; font-weight: 700; }
 .boxtext { font-size: 12px; }
 .hit { fill: transparent; }
+g.step.inloop .hit { fill: rgba(123, 63, 181, 0.06); }
+.loopmark { fill: #7b3fb5; }
+g.step.looptarget .stepno { fill: #7b3fb5; font-weight: 700; }
+.loopjump { fill: none; stroke: #7b3fb5; stroke-width: 2.5; }
+.looptext { font-size: 12px; fill: #7b3fb5; font-weight: 700; }
+#loop-note { color: #7b3fb5; font-weight: 600; }
+#violation-banner.loop { background: #f1e8fa; border-color: #7b3fb5; color: #4a2170; }
 g.step { cursor: pointer; }
 g.step:hover .hit { fill: rgba(0, 0, 0, 0.04); }
 g.step.current .hit { fill: rgba(255, 214, 0, 0.35); stroke: #d4a900; }
@@ -264,6 +336,9 @@ _JS = """
   const phases = JSON.parse(document.getElementById("phase-names").textContent);
   const last = doc.steps.length;
   const bad = doc.violation.step;
+  // a lasso: after the last step the behaviour is back in the state after step loop, for ever
+  const loop = doc.loop ? doc.loop.start : null;
+  const round = loop !== null && loop < last;  // "next" on the last step goes round the loop again
   let current = 0;
 
   function stateAt(i) { return i === 0 ? doc.initial_state : doc.steps[i - 1].state; }
@@ -308,7 +383,8 @@ _JS = """
       phase.textContent = s.phase === null ? "" : "rebalance phase " + s.phase + ": " + phases[s.phase];
     }
     const banner = document.getElementById("violation-banner");
-    banner.className = current === bad ? "shown" : "";
+    if (loop === null) { banner.className = current === bad ? "shown" : ""; }
+    else { banner.className = current >= loop ? "shown loop" : "loop"; }
     const box = document.getElementById("state");
     box.replaceChildren();
     actors(state).forEach(function (a) {
@@ -353,7 +429,9 @@ _JS = """
     document.getElementById("position").textContent = "step " + current + " of " + last;
     document.getElementById("first").disabled = current === 0;
     document.getElementById("prev").disabled = current === 0;
-    document.getElementById("next").disabled = current === last;
+    document.getElementById("next").disabled = current === last && !round;
+    document.getElementById("next").title = current === last && round
+      ? "round the loop again: back to step " + (loop + 1) + " (→)" : "next step (→)";
     document.getElementById("last").disabled = current === last;
   }
   function go(i) {
@@ -363,7 +441,8 @@ _JS = """
   }
   document.getElementById("first").addEventListener("click", function () { go(0); });
   document.getElementById("prev").addEventListener("click", function () { go(current - 1); });
-  document.getElementById("next").addEventListener("click", function () { go(current + 1); });
+  function forward() { go(current === last && round ? loop + 1 : current + 1); }
+  document.getElementById("next").addEventListener("click", forward);
   document.getElementById("last").addEventListener("click", function () { go(last); });
   document.querySelectorAll("g.step").forEach(function (row) {
     row.addEventListener("click", function () { go(Number(row.dataset.step)); });
@@ -371,7 +450,7 @@ _JS = """
   document.addEventListener("keydown", function (e) {
     if (e.altKey || e.ctrlKey || e.metaKey) { return; }
     const moves = {ArrowRight: 1, ArrowDown: 1, j: 1, ArrowLeft: -1, ArrowUp: -1, k: -1};
-    if (e.key in moves) { go(current + moves[e.key]); }
+    if (e.key in moves) { if (moves[e.key] > 0) { forward(); } else { go(current - 1); } }
     else if (e.key === "Home") { go(0); }
     else if (e.key === "End") { go(last); }
     else { return; }
@@ -397,7 +476,16 @@ def to_html(doc: dict[str, Any], graph: nx.MultiDiGraph | None = None) -> str:
     prop, step, message = g.graph["property"], g.graph["violation_step"], g.graph["violation"]
     stats = g.graph["stats"]
     figures = ", ".join(f"{k.replace('_', ' ')} {v:,}" for k, v in stats.items() if isinstance(v, int))
-    sentence = f"{prop} is violated at step {step}: {message.rstrip('.')}."
+    start = g.graph.get("loop_start")
+    n = len(steps_in_order(g))
+    if start is None:
+        sentence = f"{prop} is violated at step {step}: {message.rstrip('.')}."
+        banner = f"This state violates {prop}: {message}"
+        loop_note = ""
+    else:
+        sentence = f"{prop} is violated: {message.rstrip('.')}."
+        banner = f"This state is on the loop: {message}"
+        loop_note = f'<span id="loop-note">↻ {escape(loop_repeats(start, n))}</span>'
     story = g.graph["description"]
     parts = [
         "<!DOCTYPE html>",
@@ -422,6 +510,7 @@ def to_html(doc: dict[str, Any], graph: nx.MultiDiGraph | None = None) -> str:
         '<span id="position">step 0</span>',
         '<button id="next" title="next step (→)">next ▶</button>',
         '<button id="last" title="last step (End)">last</button>',
+        loop_note,
         '<span class="hint">← → or click a row of the diagram; changed fields are highlighted</span>',
         "</div>",
         "</header>",
@@ -431,7 +520,7 @@ def to_html(doc: dict[str, Any], graph: nx.MultiDiGraph | None = None) -> str:
         '<div id="step-head">',
         '<p id="step-title"></p>',
         '<p id="step-phase"></p>',
-        f'<p id="violation-banner">This state violates {escape(prop)}: {escape(message)}</p>',
+        f'<p id="violation-banner">{escape(banner)}</p>',
         "</div>",
         '<div id="state"></div>',
         "</section>",

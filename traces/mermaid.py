@@ -3,6 +3,8 @@
 Paste the text into any Mermaid renderer (GitHub renders ```` ```mermaid ```` blocks). Messages are arrows
 (``-->>`` for receives), faults sit in red boxes marked ⚡, timeouts are notes marked ⏱, the coordinator's
 rebalance phase is noted whenever it changes, and a final note across every lifeline states the violation.
+A lasso (a liveness violation) wraps the steps its cycle repeats in a ``loop`` block; a cycle of no step (the
+final state stays as it is for ever) is a ``loop`` block holding a note that says so.
 """
 
 from __future__ import annotations
@@ -12,7 +14,7 @@ from typing import Any
 
 import networkx as nx
 
-from traces.graph import as_graph, diagram_columns, lifelines_named, steps_in_order
+from traces.graph import as_graph, diagram_columns, lifelines_named, loop_text, steps_in_order
 
 _ID = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 _KEYWORDS = {"end", "participant", "actor", "note", "loop", "alt", "else", "opt", "par", "rect", "and"}
@@ -52,7 +54,15 @@ def to_mermaid(doc_or_graph: dict[str, Any] | nx.MultiDiGraph) -> str:
     for name in columns:
         out.append(f"    participant {ids[name]}" + ("" if ids[name] == name else f" as {escape(name)}"))
     phase: int | None = None
+    k = g.graph.get("loop_start")
+    n = len(steps)
+
+    def loop_block() -> None:
+        out.append(f"    loop {escape(loop_text(k, n))}" if k < n else "    loop for ever")  # no colon
+
     for d in steps:
+        if k is not None and d["index"] == k + 1:
+            loop_block()
         p = d.get("phase")
         if p is not None and p != phase:
             if p or phase:  # phase 0 is only worth saying when a rebalance just ended
@@ -78,9 +88,16 @@ def to_mermaid(doc_or_graph: dict[str, Any] | nx.MultiDiGraph) -> str:
             out.append(f"    {ids[src]}{'-->>' if d['kind'] == 'receive' else '->>'}{ids[dst]}: {label}")
         else:
             out.append(f"    Note over {over(d['actor'])}: {label}")
-    message = escape(
-        f"VIOLATED {g.graph['property']} at step {g.graph['violation_step']}: {g.graph['violation']}"
-    )
+    if k is not None:
+        if k == n:  # a cycle of no step: the final state stays as it is for ever
+            loop_block()
+            out.append(f"    Note over {span}: ↻ {escape(loop_text(k, n))}")
+        out.append("    end")
+        message = escape(f"VIOLATED {g.graph['property']} by a loop: {g.graph['violation']}")
+    else:
+        message = escape(
+            f"VIOLATED {g.graph['property']} at step {g.graph['violation_step']}: {g.graph['violation']}"
+        )
     out.append("    rect rgb(255, 200, 200)")
     out.append(f"    Note over {span}: {message}")
     out.append("    end")

@@ -14,6 +14,16 @@
             changed: C1.paused=true
     ...
     VIOLATION at step 9: exclusive-fetch — partition t0-0: C1 and C2 are both fetching
+
+A lasso (a liveness violation) marks where its cycle starts and where it jumps back::
+
+       8. [phase 1] C2 → B1  JoinGroup(member=-, gen=2)
+            changed: ...
+       ↻ LOOP from here: steps 9-14 repeat for ever
+       9. ...
+      14. ...
+       ↻ steps 9-14 repeat for ever (after step 14 the behaviour is back in the state after step 8)
+    VIOLATION by a loop: eventually-stable — from step 9 the group rebalances for ever (steps 9-14 ...
 """
 
 from __future__ import annotations
@@ -23,7 +33,7 @@ from typing import Any
 
 import networkx as nx
 
-from traces.graph import as_graph, states_in_order, steps_in_order
+from traces.graph import as_graph, loop_repeats, loop_text, states_in_order, steps_in_order
 
 WIDTH = 100
 # the search figures are what the run reported: replaying the steps cannot re-check them
@@ -52,17 +62,25 @@ def narrate(doc_or_graph: dict[str, Any] | nx.MultiDiGraph) -> str:
     states = {d["index"]: d for _, d in states_in_order(g)}
     steps = steps_in_order(g)
     width = len(str(len(steps))) + 2
+    k, n = a.get("loop_start"), len(steps)
     for d in steps:
+        if k is not None and d["index"] == k + 1:
+            lines.append(f"{'↻':>{width}} LOOP from here: {loop_repeats(k, n)}")
         phase = f"[phase {d['phase']}] " if d.get("phase") else ""  # 0 / null: no rebalance running
         tag = KIND_TAGS.get(d["kind"], "")
         who = f"{d['src']} → {d['dst']}" if d.get("src") and d.get("dst") else d["actor"]
         lines.append(f"{d['index']:>{width}}. {phase}{tag}{who}  {d['label']}")
         changes = states[d["index"]]["changes"]
         lines.append(" " * (width + 2) + "changed: " + (", ".join(changes) if changes else "(nothing)"))
-    if steps:
+    if k is not None:
+        lines.append(f"{'↻':>{width}} {loop_text(k, n)}")
+    if steps or k is not None:
         lines.append("")
     step = a["violation_step"]
-    where = f"step {step}" + (" (the initial state)" if step == 0 else "")
-    lines.append(f"VIOLATION at {where}: {a['property']} — {a['violation']}")
+    if k is None:
+        where = "at step " + str(step) + (" (the initial state)" if step == 0 else "")
+    else:
+        where = "by a loop"
+    lines.append(f"VIOLATION {where}: {a['property']} — {a['violation']}")
     # a label or value holding a line break must not start a line of its own
     return "\n".join(" ".join(line.splitlines()) for line in lines) + "\n"
