@@ -546,7 +546,6 @@ def loop_message(cfg: Config, prop: str, start: int, states: Sequence[World]) ->
         changes = _cycle_changes(cfg, cycle)
     never = _never_members(cycle)
     description = property_description(cfg, prop).rstrip(".")
-    goal = f"so {prop} is never satisfied" + (
-        f": {description}" if description and description != prop else ""
-    )
+    goal = ("so " if changes or never else "") + f"{prop} is never satisfied"
+    goal += f": {description}" if description and description != prop else ""
     return f"{what}: " + "; ".join(x for x in (", ".join(changes), ", ".join(never), goal) if x)

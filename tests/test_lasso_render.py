@@ -231,7 +231,7 @@ def test_the_loop_sentence_says_what_repeats_and_what_never_happens(cycle: tuple
         "C2 is never a member; "
     )
     assert loop_message(cfg, STABLE, 0, [w]).startswith(
-        "in the initial state no fair step is enabled and the group stays as it is for ever: so "
+        f"in the initial state no fair step is enabled and the group stays as it is for ever: {STABLE} is "
     )
 
 
