@@ -104,6 +104,8 @@ def _report(o: CheckOutcome) -> None:
     print(f"{'':<4}within: {o.scenario.bounds()}")
     if o.stopped is not None:
         print(f'{"":<4}stopped by {o.stopped}: not exhaustive, so not "holds"')
+    for what in o.notes:
+        print(f"{'':<4}note: {what}")
     for what in o.vacuous:
         print(f"warning: {o.scenario.name}: {what}")
     if o.trace_dir is not None:

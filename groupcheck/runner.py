@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from checker import Result, Stats, Verdict, bfs
+from checker.liveness import SYMMETRY_NOTE, check_liveness
 from checker.parallel import parallel_bfs
 from checker.search import StopHook
 from checker.spark import DEFAULT_MASTER, spark_bfs
@@ -35,6 +36,7 @@ class CheckOutcome:
     result: Result
     trace_dir: Path | None
     vacuous: tuple[str, ...] = ()
+    notes: tuple[str, ...] = ()  # what the run did differently from what was asked (and why)
 
     @property
     def verdict(self) -> str:
@@ -82,6 +84,7 @@ class CheckOutcome:
             "as_expected": self.as_expected,
             "stopped_by": r.stopped_by,
             "vacuous": list(self.vacuous),
+            "notes": list(self.notes),
             "distinct_states": st.distinct_states,
             "states_generated": st.states_generated,
             "depth": st.max_depth,
@@ -196,6 +199,10 @@ def check_scenario(
     }
     if engine not in ENGINES:
         raise ValueError(f"unknown engine {engine!r}; choose one of {', '.join(ENGINES)}")
+    # a liveness property needs the whole graph, exact states and one process (checker.liveness)
+    liveness = any(p.is_liveness for p in model.properties() if p.name in sc.properties)
+    if liveness and (engine == "spark" or workers > 1):
+        raise ValueError("liveness properties are checked in one process: drop --workers / --engine spark")
     if engine == "spark":
         if workers > 1:
             raise ValueError("--workers is for the local engine; Spark spreads the work over its executors")
@@ -213,6 +220,10 @@ def check_scenario(
         if checkpoint is not None:
             raise ValueError("--checkpoint/--resume run in one process (or on Spark), not with --workers")
         result = parallel_bfs(model, workers=workers, progress=progress, should_stop=should_stop, **bounds)
+    elif liveness:
+        if checkpoint is not None:
+            raise ValueError("--checkpoint/--resume are not available for liveness checks yet")
+        result = check_liveness(model, progress=progress, should_stop=should_stop, **bounds)
     else:
         result = bfs(
             model,
@@ -223,14 +234,16 @@ def check_scenario(
             run_key=run_key(sc),
             **bounds,
         )
-    if result.stopped_by == "depth" and declared.max_depth is not None and declared.max_depth == sc.max_depth:
+    declared_depth = declared.max_depth is not None and declared.max_depth == sc.max_depth
+    if result.stopped_by == "depth" and declared_depth and not liveness:
         # the scenario's own claim is bounded by this depth: exhaustive within it
         result = replace(result, verdict=Verdict.HOLDS, stopped_by=None)
     trace_dir = None
     if result.counterexample is not None and out_dir is not None:
         trace_dir = out_dir / sc.name
         write_bundle(trace_document(sc, result), trace_dir)
-    return CheckOutcome(sc, result, trace_dir, vacuity(sc, result))
+    notes = (SYMMETRY_NOTE,) if liveness and symmetry else ()
+    return CheckOutcome(sc, result, trace_dir, vacuity(sc, result), notes)
 
 
 def scenario_files(*paths: str | Path) -> list[Path]:
