@@ -134,3 +134,15 @@ def test_violation_is_engine_independent(path: str) -> None:
 def test_depth_limit_with_workers_is_incomplete() -> None:
     r = parallel_bfs(TwoPhase(3), workers=2, max_depth=3)
     assert r.verdict == Verdict.INCOMPLETE and r.stopped_by == "depth"
+
+
+def _violated_catalogue() -> list[Path]:
+    return [
+        p for p in sorted((ROOT / "specs").rglob("*.toml")) if load_scenario(p).expect_verdict == "violated"
+    ]
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("path", _violated_catalogue(), ids=lambda p: p.stem)
+def test_every_violated_catalogue_scenario_is_engine_independent(path: Path) -> None:
+    test_violation_is_engine_independent(str(path.relative_to(ROOT)))
