@@ -294,6 +294,37 @@ def cmd_sweep(args: argparse.Namespace) -> int:
     return EXIT_UNEXPECTED if any(r["verdict"] == "error" for r in rows) else EXIT_OK
 
 
+def cmd_conform(args: argparse.Namespace) -> int:
+    """Replay random walks (and the search's counterexamples) of eager, cooperative and static scenarios
+    against Kafka's own group coordinator and report every divergence (see groupcheck.conform)."""
+    from groupcheck import conform
+
+    scenarios = _load_all(args.paths)
+    out = Path(args.out) if args.out else None
+
+    def note(text: str) -> None:
+        print(text, file=sys.stderr, flush=True)
+
+    searched = conform.counterexample_search(args.search, progress=note)
+    try:
+        report = conform.run(
+            scenarios,
+            walks=args.walks,
+            seed=args.seed,
+            out=out,
+            max_steps=args.max_steps,
+            counterexamples=searched,
+            progress=note,
+        )
+    except conform.HarnessUnavailable as exc:
+        print(f"groupcheck: conform: {exc}", file=sys.stderr)
+        return EXIT_BAD_INPUT
+    for line in conform.summary_lines(report):
+        print(line)
+    print(f"{report.unexplained} unexplained divergence(s) in {report.seconds:.1f} s")
+    return EXIT_UNEXPECTED if report.unexplained else EXIT_OK
+
+
 def _at_most(limit: int) -> Callable[[str], int]:
     def parse(text: str) -> int:
         value = _positive(text)
@@ -444,6 +475,20 @@ def build_parser() -> argparse.ArgumentParser:
     )
     p.add_argument("--json", metavar="FILE", help="write every result as JSON")
     p.set_defaults(func=cmd_prove_assignors)
+    p = sub.add_parser("conform", help="replay the model against Kafka's own group coordinator (conformance)")
+    p.add_argument("paths", nargs="+", metavar="SPEC")
+    p.add_argument("--walks", type=_positive, default=300, metavar="N", help="random walks a protocol (300)")
+    p.add_argument("--seed", type=int, default=0, metavar="S", help="seed of the walks (0)")
+    p.add_argument("--out", metavar="DIR", help="write a bundle per divergence under DIR/<protocol>/")
+    p.add_argument("--max-steps", type=_positive, default=60, metavar="N", help="steps per walk (60)")
+    p.add_argument(
+        "--search",
+        choices=("violated", "all", "none"),
+        default="violated",
+        help="replay the counterexample of an exhaustive search of the scenarios expected violated "
+        "(default), of all of them, or of none",
+    )
+    p.set_defaults(func=cmd_conform)
     return parser
 
 
