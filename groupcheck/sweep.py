@@ -43,7 +43,10 @@ from model.scenario import (
 )
 
 SWITCH_AXIS = "switch_off"
-COLUMNS = ("scenario", "verdict", "property", "states", "depth", "seconds", "bounds", "trace")
+# stopped_by: the limit that stopped a search before it was exhaustive (its verdict is then "incomplete",
+# never "holds"): one of checker.result.STOP_REASONS, or "" for an exhaustive search, a violation, an
+# invalid point or an error
+COLUMNS = ("scenario", "verdict", "stopped_by", "property", "states", "depth", "seconds", "bounds", "trace")
 MAX_GRID_POINTS = 10_000  # a point is one check: 10,000 is hours of Spark tasks already
 MAX_POINT_DESCRIPTION = 1_000
 MAX_AXES = 16  # 16 axes of 2 values are 65,536 points already
@@ -237,24 +240,35 @@ def run_point(table: dict[str, Any], point: dict[str, Any], out_dir: str | None)
     row: dict[str, Any] = {"scenario": table["name"], **{k: _show(v) for k, v in point.items()}}
 
     def result(
-        verdict: str, prop: str, states: int, depth: int, seconds: float, bounds: str, trace: str
+        verdict: str,
+        stopped_by: str,
+        prop: str,
+        states: int,
+        depth: int,
+        seconds: float,
+        bounds: str,
+        trace: str,
     ) -> dict[str, Any]:
-        cells = (verdict, prop, states, depth, round(seconds, 3), bounds, trace)
+        cells = (verdict, stopped_by, prop, states, depth, round(seconds, 3), bounds, trace)
         return {**row, **dict(zip(COLUMNS[1:], cells, strict=True))}
 
     try:
         sc = scenario_from_data(table, f"sweep point {table['name']}")
     except ScenarioError as exc:
-        return result("invalid", str(exc).split(": ", 1)[-1], 0, 0, 0.0, "", "")
+        return result("invalid", "", str(exc).split(": ", 1)[-1], 0, 0, 0.0, "", "")
     start = time.perf_counter()
     try:
         o = check_scenario(sc, None if out_dir is None else Path(out_dir))
     except CheckerError as exc:
-        return result("error", str(exc), 0, 0, time.perf_counter() - start, sc.bounds(), "")
+        return result("error", "", str(exc), 0, 0, time.perf_counter() - start, sc.bounds(), "")
     r, st = o.result, o.result.stats
+    # the verdict as `groupcheck check` reports it: a search a limit stopped is incomplete and says which
+    # limit; only a depth bound the scenario itself declares is part of its claim (see the bounds column)
+    stopped = r.stopped_by or ""
+    verdict = "incomplete" if stopped else str(r.verdict)
     trace = "" if o.trace_dir is None else str(o.trace_dir / "trace.json")
     return result(
-        str(r.verdict), r.property or "", st.distinct_states, st.max_depth, st.seconds, sc.bounds(), trace
+        verdict, stopped, r.property or "", st.distinct_states, st.max_depth, st.seconds, sc.bounds(), trace
     )
 
 
@@ -300,6 +314,7 @@ def verdict_counts(rows: list[dict[str, Any]]) -> str:
 
 def summary_markdown(sweep: Sweep, rows: list[dict[str, Any]]) -> str:
     axes = [a for a, _ in sweep.axes]
+    incomplete = sum(1 for r in rows if r["verdict"] == "incomplete")
     lines = [
         f"# Sweep {sweep.name}",
         "",
@@ -307,6 +322,14 @@ def summary_markdown(sweep: Sweep, rows: list[dict[str, Any]]) -> str:
         "",
         f"{len(rows)} scenarios: {verdict_counts(rows)}.",
         "Each verdict holds only within its scenario's bounds (column *bounds* of results.csv).",
+        *(
+            [
+                f"{incomplete} incomplete: a limit (column *stopped_by*) stopped the search before it was "
+                "exhaustive and before any violation; nothing is claimed for them."
+            ]
+            if incomplete
+            else []
+        ),
         "",
         "| " + " | ".join([*axes, "verdict", "property", "states", "depth", "seconds"]) + " |",
         "|" + "---|" * len(axes) + "---|---|---:|---:|---:|",
@@ -314,7 +337,7 @@ def summary_markdown(sweep: Sweep, rows: list[dict[str, Any]]) -> str:
     for r in rows:
         cells = [
             *(r[a] for a in axes),
-            r["verdict"],
+            r["verdict"] + (f" ({r['stopped_by']})" if r.get("stopped_by") else ""),
             r["property"],
             f"{r['states']:,}",
             str(r["depth"]),

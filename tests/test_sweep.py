@@ -69,8 +69,9 @@ def test_run_sweep_rows_files_and_traces(spark: Any, tmp_path: Path) -> None:
             continue
         direct = check_scenario(scenario_from_data(sweep.table(i, point), "direct")).result
         row = rows[i]
-        assert (row["verdict"], row["property"], row["states"], row["depth"]) == (
+        assert (row["verdict"], row["stopped_by"], row["property"], row["states"], row["depth"]) == (
             str(direct.verdict),
+            direct.stopped_by or "",
             direct.property or "",
             direct.stats.distinct_states,
             direct.stats.max_depth,
@@ -80,12 +81,55 @@ def test_run_sweep_rows_files_and_traces(spark: Any, tmp_path: Path) -> None:
     # with neither fencing nor the member-id check, a paused member's commit lands: a stale commit
     assert [r["verdict"] for r in rows if r["assignor"] == "range"] == ["holds", "holds", "holds", "violated"]
     with open(tmp_path / "out" / "results.csv") as f:
-        assert [r["verdict"] for r in csv.DictReader(f)] == [r["verdict"] for r in rows]
+        assert [(r["verdict"], r["stopped_by"]) for r in csv.DictReader(f)] == [
+            (r["verdict"], r["stopped_by"]) for r in rows
+        ]
     back = spark.read.parquet(str(tmp_path / "out" / "results.parquet")).orderBy("scenario").collect()
     assert [(r["scenario"], r["states"]) for r in back] == [(r["scenario"], r["states"]) for r in rows]
     summary = (tmp_path / "out" / "summary.md").read_text()
     assert "8 scenarios: 3 holds, 4 invalid, 1 violated." in summary
     assert "| faults.gc_pauses | switch_off | assignor |" in summary
+
+
+LIMITED = """
+name = "limited"
+description = "a state limit that stops one point, a declared depth bound on others"
+[base]
+protocol = "classic"
+[base.group]
+consumers = 2
+topics = { t0 = 1 }
+[base.check]
+max_states = 100
+[grid]
+"faults.gc_pauses" = [0, 1]
+"check.max_depth" = [3, 20]
+"""
+
+
+def test_a_point_a_limit_stopped_is_incomplete_and_says_which_limit(spark: Any, tmp_path: Path) -> None:
+    """A search the state limit stopped is "incomplete" with stopped_by "states", never "holds"; a depth
+    bound the point itself declares is part of its claim (as `groupcheck check` says: holds within
+    depth <= 3, see the bounds column); the summary counts incomplete points on their own."""
+    sweep = load_sweep(_write(tmp_path, LIMITED))
+    rows = run_sweep(sweep, tmp_path / "out", spark=spark)
+    got = [(r["faults.gc_pauses"], r["check.max_depth"], r["verdict"], r["stopped_by"]) for r in rows]
+    assert got == [
+        ("0", "3", "holds", ""),
+        ("0", "20", "holds", ""),
+        ("1", "3", "holds", ""),
+        ("1", "20", "incomplete", "states"),  # violated at depth 11, past 100 states
+    ]
+    assert [r["bounds"].endswith("depth <= 3") for r in rows] == [True, False, True, False]
+    for i, point in enumerate(sweep.points()):
+        direct = check_scenario(scenario_from_data(sweep.table(i, point), "direct")).result
+        assert (rows[i]["verdict"], rows[i]["stopped_by"]) == (str(direct.verdict), direct.stopped_by or "")
+    back = spark.read.parquet(str(tmp_path / "out" / "results.parquet")).orderBy("scenario").collect()
+    assert [r["stopped_by"] for r in back] == ["", "", "", "states"]
+    summary = (tmp_path / "out" / "summary.md").read_text()
+    assert "4 scenarios: 3 holds, 1 incomplete." in summary
+    assert "1 incomplete: a limit (column *stopped_by*) stopped the search" in summary
+    assert "| 1 | 20 | incomplete (states) |" in summary
 
 
 @pytest.mark.parametrize(
