@@ -214,6 +214,7 @@ def check_scenario(
             resume=resume,
             run_key=run_key(sc),
             progress=progress,
+            should_stop=should_stop,
             **bounds,
         )
     elif workers > 1:

@@ -45,8 +45,20 @@ from model.scenario import (
 SWITCH_AXIS = "switch_off"
 # stopped_by: the limit that stopped a search before it was exhaustive (its verdict is then "incomplete",
 # never "holds"): one of checker.result.STOP_REASONS, or "" for an exhaustive search, a violation, an
-# invalid point or an error
-COLUMNS = ("scenario", "verdict", "stopped_by", "property", "states", "depth", "seconds", "bounds", "trace")
+# invalid point or an error. vacuous: what the point asks for that its search never did (faults never
+# injected, a switch turned off that never had anything to do: model/coverage.py), "; "-separated
+COLUMNS = (
+    "scenario",
+    "verdict",
+    "stopped_by",
+    "property",
+    "vacuous",
+    "states",
+    "depth",
+    "seconds",
+    "bounds",
+    "trace",
+)
 MAX_GRID_POINTS = 10_000  # a point is one check: 10,000 is hours of Spark tasks already
 MAX_POINT_DESCRIPTION = 1_000
 MAX_AXES = 16  # 16 axes of 2 values are 65,536 points already
@@ -248,8 +260,9 @@ def run_point(table: dict[str, Any], point: dict[str, Any], out_dir: str | None)
         seconds: float,
         bounds: str,
         trace: str,
+        vacuous: str = "",
     ) -> dict[str, Any]:
-        cells = (verdict, stopped_by, prop, states, depth, round(seconds, 3), bounds, trace)
+        cells = (verdict, stopped_by, prop, vacuous, states, depth, round(seconds, 3), bounds, trace)
         return {**row, **dict(zip(COLUMNS[1:], cells, strict=True))}
 
     try:
@@ -267,8 +280,18 @@ def run_point(table: dict[str, Any], point: dict[str, Any], out_dir: str | None)
     stopped = r.stopped_by or ""
     verdict = "incomplete" if stopped else str(r.verdict)
     trace = "" if o.trace_dir is None else str(o.trace_dir / "trace.json")
+    vacuous = "; ".join(o.vacuous)
+    row_bounds = o.scenario.bounds()
     return result(
-        verdict, stopped, r.property or "", st.distinct_states, st.max_depth, st.seconds, sc.bounds(), trace
+        verdict,
+        stopped,
+        r.property or "",
+        st.distinct_states,
+        st.max_depth,
+        st.seconds,
+        row_bounds,
+        trace,
+        vacuous,
     )
 
 
@@ -315,6 +338,7 @@ def verdict_counts(rows: list[dict[str, Any]]) -> str:
 def summary_markdown(sweep: Sweep, rows: list[dict[str, Any]]) -> str:
     axes = [a for a, _ in sweep.axes]
     incomplete = sum(1 for r in rows if r["verdict"] == "incomplete")
+    vacuous = sum(1 for r in rows if r.get("vacuous"))
     lines = [
         f"# Sweep {sweep.name}",
         "",
@@ -330,6 +354,15 @@ def summary_markdown(sweep: Sweep, rows: list[dict[str, Any]]) -> str:
             if incomplete
             else []
         ),
+        *(
+            [
+                f"{vacuous} vacuous: the search never did something the point asks for (column *vacuous* "
+                "of results.csv): a fault never injected, a switch turned off that never had anything to do; "
+                "their verdicts say nothing about it."
+            ]
+            if vacuous
+            else []
+        ),
         "",
         "| " + " | ".join([*axes, "verdict", "property", "states", "depth", "seconds"]) + " |",
         "|" + "---|" * len(axes) + "---|---|---:|---:|---:|",
@@ -337,7 +370,9 @@ def summary_markdown(sweep: Sweep, rows: list[dict[str, Any]]) -> str:
     for r in rows:
         cells = [
             *(r[a] for a in axes),
-            r["verdict"] + (f" ({r['stopped_by']})" if r.get("stopped_by") else ""),
+            r["verdict"]
+            + (f" ({r['stopped_by']})" if r.get("stopped_by") else "")
+            + (" (vacuous)" if r.get("vacuous") else ""),
             r["property"],
             f"{r['states']:,}",
             str(r["depth"]),

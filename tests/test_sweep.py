@@ -154,3 +154,25 @@ def test_malformed_sweep_files(
     assert main(["sweep", str(path), "--out", str(tmp_path / "out")]) == 2
     err = capsys.readouterr().err.strip()
     assert err.startswith(f"groupcheck: {path}") and "\n" not in err
+
+
+def test_a_point_whose_switch_never_acts_is_marked_vacuous() -> None:
+    """The fencing sweep's rows with commit_generation_fencing off held with exactly the states of the
+    rows with nothing off: the switch never had anything to do there, and the row now says so."""
+    from groupcheck.sweep import run_point
+
+    table = {
+        "name": "sweep-0001",
+        "group": {"consumers": 2, "topics": {"t0": 1}},
+        "faults": {"gc_pauses": 1},
+        "switches": {"commit_generation_fencing": False},
+        "check": {"properties": ["no-stale-commit"]},
+        "expect": {"verdict": "holds"},
+    }
+    row = run_point(table, {"switch_off": "commit_generation_fencing"}, None)
+    assert row["verdict"] == "holds"
+    assert (
+        "switches.commit_generation_fencing = false, but no step where it would have acted" in row["vacuous"]
+    )
+    table["switches"] = {}
+    assert run_point(table, {"switch_off": "none"}, None)["vacuous"] == ""
