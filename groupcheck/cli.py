@@ -325,6 +325,125 @@ def cmd_conform(args: argparse.Namespace) -> int:
     return EXIT_UNEXPECTED if report.unexplained else EXIT_OK
 
 
+def cmd_simulate(args: argparse.Namespace) -> int:
+    """Random walks through scenarios of any size (swarm testing), every invariant checked at every
+    step, a suspected-livelock check, coverage, and the first violation shrunk with Hypothesis to a
+    minimal counterexample (its bundle and a scenario file pinning it). See groupcheck.simulate."""
+    from groupcheck import simulate as sim
+
+    if args.engine != "spark" and args.master != DEFAULT_MASTER:
+        raise UsageError("--master needs --engine spark")
+    if args.engine == "spark":
+        check_master(args.master)
+    runs = args.runs if args.runs is not None or args.seconds is not None or args.walk is not None else 200
+    settings = sim.Settings(
+        runs=runs,
+        seconds=args.seconds,
+        depth=args.depth,
+        seed=args.seed,
+        walk=args.walk,
+        successors=args.check_successors,
+        stable_within=args.stable_within,
+        workers=args.workers,
+        engine=args.engine,
+        master=args.master,
+        shrink=not args.no_shrink,
+    )
+    problem = settings.problem()
+    if problem is not None:
+        raise UsageError(problem)
+    try:
+        files = scenario_files(*args.paths)
+    except FileNotFoundError as exc:
+        raise UsageError(str(exc)) from None
+    scenarios = [load_scenario(f, simulation=True) for f in files]
+    seen: dict[str, str] = {}
+    for sc in scenarios:
+        if sc.name in seen:
+            raise UsageError(f"{sc.source}: name: {sc.name!r} is also the name of {seen[sc.name]}")
+        seen[sc.name] = sc.source
+    out = Path(args.out) if args.out else None
+    outcomes = []
+    for sc in scenarios:
+        o = sim.simulate_scenario(sc, out, settings)
+        outcomes.append(o)
+        for line in _simulation_lines(o, args):
+            print(line)
+        sys.stdout.flush()
+    if out is not None:
+        for path in sim.write_rows(outcomes, out, parquet=args.engine == "spark", master=args.master):
+            print(f"walks: {path}")
+    bad = [o for o in outcomes if not o.as_expected]
+    doubtful = [o for o in outcomes if o.vacuous or o.livelocks]
+    print(f"{len(outcomes) - len(bad)} of {len(outcomes)} scenarios as expected (walks prove nothing holds)")
+    if doubtful:
+        strict = "; --strict fails on them" if args.strict else "; --strict would fail on them"
+        print(f"{len(doubtful)} scenario(s) with warnings or suspected livelocks (above){strict}")
+    if args.json:
+        text = json.dumps([o.summary() for o in outcomes], indent=2) + "\n"
+        Path(args.json).write_text(text, encoding="utf-8")
+    return EXIT_UNEXPECTED if bad or (args.strict and doubtful) else EXIT_OK
+
+
+def _simulation_lines(o: object, args: argparse.Namespace) -> list[str]:
+    """What ``groupcheck simulate`` prints about one scenario's outcome (a SimulationOutcome)."""
+    from groupcheck.simulate import LIVELOCK_NOTE, SimulationOutcome
+
+    assert isinstance(o, SimulationOutcome)
+    sc, t = o.scenario, o.tally
+    mark = "ok" if o.as_expected else "UNEXPECTED"
+    mode = "every successor checked" if o.settings.successors else "every state followed checked"
+    lines = [
+        f"{sc.name}: {o.found} (expected {o.expected})  {mark}",
+        f"    {o.walks:,} walks, {o.steps:,} steps in {o.seconds:.1f} s ({o.steps_per_second:,.0f} steps/s a "
+        f"core), depth <= {o.depth}, seed {o.settings.seed}, {mode}",
+        f"    within: {sc.bounds()}",
+    ]
+    rerun = f"groupcheck simulate {sc.source} --seed {o.settings.seed} --walk"
+    v = o.violation
+    if v is not None and o.swarm is not None:
+        labels = [name for name, _ in t.coverage().actions]
+        lines.append(f"    violated {v.violation} in {o.swarm.describe(labels)}")
+        lines.append(f"    rerun it alone: {rerun} {v.walk}")
+        if o.shrunk is not None:
+            cfg = o.shrunk.config
+            topics = ", ".join(f"{name}={n}" for name, n in cfg.topics)
+            budget = cfg.budget
+            faults = ", ".join(f"{k}={n}" for k in budget.__dataclass_fields__ if (n := getattr(budget, k)))
+            lines.append(
+                f"    shrunk from {v.steps} to {len(o.shrunk)} steps: {cfg.consumers} consumers, "
+                f"topics {topics}, faults {faults or 'none'} (Hypothesis ran {o.shrunk.examples:,} walks)"
+            )
+        if o.trace_dir is not None:
+            lines.append(f"    trace: {o.trace_dir}/trace.html (open it in a browser; also .json .mmd .dot)")
+        if o.pinned is not None:
+            lines.append(f"    regression scenario: {o.pinned} (groupcheck check {o.pinned})")
+        if o.pinned_note:
+            lines.append(f"    note: the regression scenario is {o.pinned_note}")
+    actions = ", ".join(f"{name} {n:,}" for name, n in t.coverage().actions)
+    phases = ", ".join(map(str, sorted(t.phases))) or "none"
+    off = sc.switches_off
+    exercised = [p.split(":", 1)[1] for p in t.fired if p.startswith("switch:")]
+    lines.append(f"    coverage: {t.distinct:,} distinct states; phases completed: {phases}")
+    lines.append(f"    actions taken: {actions or 'none'}")
+    if off:
+        lines.append(
+            f"    switches off: {', '.join(off)}; exercised: {', '.join(sorted(exercised)) or 'none'}"
+        )
+    for what in o.notes:
+        lines.append(f"    note: {what}")
+    for what in o.vacuous:
+        lines.append(f"warning: {sc.name}: {what}")
+    for r in o.livelocks[:5]:
+        lines.append(
+            f"suspected livelock: {sc.name}: walk {r.walk} (seed {r.seed:#018x}, faults {r.faults}): "
+            f"{r.livelock} ({LIVELOCK_NOTE}; rerun it alone: {rerun} {r.walk})"
+        )
+    if len(o.livelocks) > 5:
+        lines.append(f"suspected livelock: {sc.name}: {len(o.livelocks) - 5} more walk(s) (see --json)")
+    return lines
+
+
 def _at_most(limit: int) -> Callable[[str], int]:
     def parse(text: str) -> int:
         value = _positive(text)
@@ -489,6 +608,44 @@ def build_parser() -> argparse.ArgumentParser:
         "(default), of all of them, or of none",
     )
     p.set_defaults(func=cmd_conform)
+    p = sub.add_parser("simulate", help="random walks through scenarios of any size; shrink what they find")
+    p.add_argument("paths", nargs="+", metavar="SPEC")
+    bound = p.add_mutually_exclusive_group()
+    bound.add_argument("--runs", type=_positive, metavar="N", help="walks 0..N-1 (default 200)")
+    bound.add_argument("--seconds", type=_seconds, metavar="S", help="walks until S seconds have passed")
+    bound.add_argument("--walk", type=int, metavar="ID", help="rerun walk ID alone (with the run's --seed)")
+    p.add_argument("--depth", type=_positive, metavar="D", help="steps per walk (default: by group size)")
+    p.add_argument("--seed", type=int, default=0, metavar="S", help="seed of the walks (default 0)")
+    p.add_argument(
+        "--workers", type=_positive, default=1, metavar="N", help="walk with N processes (default 1)"
+    )
+    p.add_argument("--engine", choices=ENGINES, default="local", help="local, or spark: walks as Spark tasks")
+    p.add_argument(
+        "--master",
+        default=DEFAULT_MASTER,
+        metavar="URL",
+        help=f"Spark master for --engine spark (default {DEFAULT_MASTER})",
+    )
+    p.add_argument(
+        "--out", metavar="DIR", help="write the shrunk counterexample's bundle, its scenario and walks.csv"
+    )
+    p.add_argument(
+        "--stable-within",
+        type=_positive,
+        metavar="K",
+        help="report a walk not stable K steps after a fault as a suspected livelock (default: by size)",
+    )
+    p.add_argument(
+        "--check-successors",
+        action="store_true",
+        help="check every enabled successor of every state followed, not only the one followed (TLC)",
+    )
+    p.add_argument("--no-shrink", action="store_true", help="report the violating walk as it is")
+    p.add_argument("--json", metavar="FILE", help="write a JSON summary, one object per scenario")
+    p.add_argument(
+        "--strict", action="store_true", help="fail (exit 1) on vacuity warnings and suspected livelocks too"
+    )
+    p.set_defaults(func=cmd_simulate)
     return parser
 
 

@@ -6,6 +6,10 @@ trace file rebuilds the same model in any process. Every problem raises :class:`
 naming the file, the key and what is allowed, and every limit is checked before any search starts: a file
 of at most 1 MB, arrays and tables nested at most 16 levels, a name of at most 100 printable characters (it
 names the counterexample's folder), Kafka's topic names, at most 8 topics and 32 partitions in all.
+
+Simulation (``groupcheck simulate``: random walks, never an exhaustive search) reads scenarios with
+``simulation=True``: larger groups are allowed there (:data:`SIMULATION_LIMITS`, up to 64 consumers and
+1,024 partitions); every other rule is the same.
 """
 
 from __future__ import annotations
@@ -48,6 +52,10 @@ LIMITS = {
     "max_depth": (1, 10_000),
     "max_states": (1, 1_000_000_000),
 }
+# the limits that differ for simulation (random walks reach groups no exhaustive search can): the rest
+# are LIMITS'
+SIMULATION_LIMITS = {**LIMITS, "consumers": (1, 64), "topic size": (1, 256)}
+MAX_SIMULATION_PARTITIONS = 1_024
 
 
 class ScenarioError(ValueError):
@@ -197,8 +205,9 @@ class Scenario:
         return "; ".join(parts)
 
 
-def load_scenario(path: str | Path) -> Scenario:
-    return scenario_from_data(read_toml(path), str(path))
+def load_scenario(path: str | Path, *, simulation: bool = False) -> Scenario:
+    """Read and validate a scenario file (``simulation``: within :data:`SIMULATION_LIMITS`)."""
+    return scenario_from_data(read_toml(path), str(path), simulation=simulation)
 
 
 def _err(source: str, key: str, problem: str) -> ScenarioError:
@@ -216,12 +225,18 @@ def _table(data: dict[str, Any], key: str, allowed: tuple[str, ...], source: str
 
 
 def _int(
-    table: dict[str, Any], key: str, default: int | None, limit: str, source: str, where: str
+    table: dict[str, Any],
+    key: str,
+    default: int | None,
+    limit: str,
+    source: str,
+    where: str,
+    limits: dict[str, tuple[int, int]] = LIMITS,
 ) -> int | None:
     if key not in table:
         return default
     value = table[key]
-    lo, hi = LIMITS[limit]
+    lo, hi = limits[limit]
     if not isinstance(value, int) or isinstance(value, bool) or not lo <= value <= hi:
         raise _err(source, f"{where}.{key}", f"must be a whole number from {lo} to {hi}, got {short(value)}")
     return value
@@ -246,13 +261,15 @@ def _text(value: object, limit: int) -> str | None:
     return None
 
 
-def _topics(group: dict[str, Any], source: str) -> list[tuple[str, int]]:
+def _topics(
+    group: dict[str, Any], source: str, limits: dict[str, tuple[int, int]] = LIMITS
+) -> list[tuple[str, int]]:
     topics_raw = group.get("topics", {"t0": 2})
     if not isinstance(topics_raw, dict) or not topics_raw:
         raise _err(source, "group.topics", "must be a non-empty table of topic = partition count")
     if len(topics_raw) > MAX_TOPICS:
         raise _err(source, "group.topics", f"at most {MAX_TOPICS} topics, got {len(topics_raw):,}")
-    lo, hi = LIMITS["topic size"]
+    lo, hi = limits["topic size"]
     topics = []
     for t, n in topics_raw.items():
         if not isinstance(t, str) or not TOPIC_NAME.fullmatch(t) or t in (".", ".."):
@@ -308,7 +325,11 @@ def _unexercised(
     return tuple(sorted(out))
 
 
-def scenario_from_data(data: Any, source: str) -> Scenario:
+def scenario_from_data(data: Any, source: str, *, simulation: bool = False) -> Scenario:
+    """Validate a parsed scenario table; ``simulation``: within :data:`SIMULATION_LIMITS` and
+    :data:`MAX_SIMULATION_PARTITIONS` (for random walks) instead of the exhaustive limits."""
+    limits = SIMULATION_LIMITS if simulation else LIMITS
+    max_partitions = MAX_SIMULATION_PARTITIONS if simulation else MAX_PARTITIONS
     if not isinstance(data, dict):
         raise ScenarioError(f"{source}: a scenario must be a table")
     where = nesting_problem(data)
@@ -336,13 +357,13 @@ def scenario_from_data(data: Any, source: str) -> Scenario:
         raise _err(source, "assignor", '"cooperative-sticky" needs protocol "cooperative"')
 
     group = _table(data, "group", GROUP_KEYS, source)
-    consumers = _int(group, "consumers", 2, "consumers", source, "group")
+    consumers = _int(group, "consumers", 2, "consumers", source, "group", limits)
     brokers = _int(group, "brokers", 2, "brokers", source, "group")
     records = _int(group, "records_per_partition", 1, "records_per_partition", source, "group")
     start = group.get("start", "stable")
     if not isinstance(start, str) or start not in STARTS:
         raise _err(source, "group.start", f"must be one of {', '.join(STARTS)}, got {short(start)}")
-    topics = _topics(group, source)
+    topics = _topics(group, source, limits)
 
     faults = _table(data, "faults", FAULT_KEYS, source)
     budget = Budget(**{k: _int(faults, k, 0, "fault budget", source, "faults") for k in FAULT_NAMES})
@@ -350,12 +371,12 @@ def scenario_from_data(data: Any, source: str) -> Scenario:
     if phase is not None and budget.coordinator_failovers == 0:
         raise _err(source, "faults.failover_phase", "needs faults.coordinator_failovers >= 1")
     partitions = sum(n + budget.partition_growth for _, n in topics)
-    if partitions > MAX_PARTITIONS:
+    if partitions > max_partitions:
         growth = f", counting the {budget.partition_growth} partition_growth adds to each topic"
         raise _err(
             source,
             "group.topics",
-            f"at most {MAX_PARTITIONS} partitions in all{growth if budget.partition_growth else ''}, "
+            f"at most {max_partitions} partitions in all{growth if budget.partition_growth else ''}, "
             f"got {partitions}",
         )
 

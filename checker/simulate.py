@@ -1,0 +1,427 @@
+"""Random walks over any model: simulation beyond exhaustive reach (TLC's ``-simulate``, Stateright's
+simulation, Quint's ``run``).
+
+Nothing here knows what the model is about: a walk starts from an initial state, takes one enabled action
+after another through the model's ``actions``/``next_state`` and checks every invariant on every state it
+checks, until a property is violated, a deadlock (no enabled action, not terminal) is met, or the walk is
+``depth`` steps long. There are two ways to walk and one way to replay:
+
+* :func:`random_walk` draws each step from a :class:`random.Random`, with a weight per action label
+  (swarm testing: each walk its own weights). With ``successors=False`` (the fast default for large
+  models) it lists the candidate actions, draws one (by weight), computes its successor only, and draws
+  again if it is not enabled: a step costs one ``actions`` listing and a few ``next_state`` calls, so a
+  model with hundreds of candidate actions per state still walks quickly; only the states followed are
+  checked. With ``successors=True`` it does what TLC does: it computes every enabled successor, checks
+  every one of them (a violation one step off the path is found too: the walk ends there), then draws one
+  to follow.
+* :func:`guided_walk` takes every decision from a :data:`Chooser` (an index among the options): the walk
+  as a sequence of whole numbers, so that Hypothesis can draw it, replay it and shrink it. It always
+  computes and checks every successor; with ``target`` set, a successor that violates another property
+  is a dead end (never chosen) and one that violates ``target`` ends the walk.
+* :class:`ReplayChooser` turns a walk recorded as actions into the decisions :func:`guided_walk` takes to
+  walk it again (where a guided walk meets the target earlier, it ends earlier: never later).
+
+**Outcomes.** A model may list one representative per family of actions whose members differ only in an
+outcome the step chooses (say, where a new identifier ranks), where listing every member would be
+exponential. It then offers ``refine(state, action, choose) -> action``: the member to take, each choice
+drawn with ``choose(n)`` (an index below ``n``). Walks call it on the action they follow, after its
+representative (which must itself be an enabled action) has been checked; replay needs nothing of it, the
+refined actions being ordinary actions.
+
+Coverage is counted as the exhaustive engines count it (:class:`~checker.search.CoverageCounter`): how
+often each action label was taken, and the model's probes, asked of every candidate action a walk tries
+until each first fires. Walks are pure functions of their seed (or their choices) and the model: the same
+seed gives the same walk in any process.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import random
+from collections.abc import Callable, Iterator, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from checker.contract import Model, Property
+from checker.errors import ModelError
+from checker.result import Counterexample
+from checker.search import DEADLOCK, CoverageCounter, _first_violation, replay
+
+# an index among ``n`` options; ``options`` are the actions chosen among when a walk chooses its next
+# step, None when it chooses an outcome of the action it follows (Model.refine)
+Chooser = Callable[[int, Sequence[Any] | None], int]
+# told of every state a walk follows: (its step number, the action that led to it, the state); returns
+# True to end the walk there
+Observer = Callable[[int, Any, Any], bool]
+
+# how a walk ended (Walk.ended)
+ENDINGS = ("violation", "deadlock", "depth", "terminal", "stuck", "observer")
+
+
+class ChoicesExhausted(Exception):
+    """A :class:`ListChooser` was asked for more decisions than it holds."""
+
+
+@dataclass(frozen=True, slots=True)
+class Walk:
+    """One walk: the initial state, the actions taken in order, and how it ended.
+
+    ``violation`` is the violated property (:data:`~checker.search.DEADLOCK` for a deadlock) when the walk
+    ended in a state that violates it, the last action leading there; ``ended`` is one of
+    :data:`ENDINGS` ("stuck": every enabled successor was a dead end of a guided walk; "terminal": no
+    enabled action in a state the model calls terminal). ``generated`` counts the successors computed
+    (enabled ones), ``tried`` the candidate actions tried."""
+
+    init_state: Any
+    actions: tuple[Any, ...]
+    final_state: Any
+    violation: str | None
+    ended: str
+    generated: int = 0
+    tried: int = 0
+
+    def __len__(self) -> int:
+        return len(self.actions)
+
+    def counterexample(self, model: Model[Any, Any]) -> Counterexample:
+        """The walk as a counterexample to its violation (replayed through ``next_state``)."""
+        if self.violation is None:
+            raise ValueError("only a walk that ended in a violation is a counterexample")
+        return replay(model, self.init_state, self.actions, self.violation)
+
+
+def derive_seed(seed: int, *parts: object) -> int:
+    """A 64-bit seed derived from ``seed`` and ``parts`` (stable across processes and machines, unlike
+    ``hash``): walk ``i`` of a run seeded ``s`` is seeded ``derive_seed(s, i)``."""
+    text = repr((seed, *parts)).encode()
+    return int.from_bytes(hashlib.blake2b(text, digest_size=8).digest(), "little")
+
+
+def invariants_of(model: Model[Any, Any], names: Sequence[str] | None = None) -> list[Property[Any]]:
+    """The model's invariants (``always`` properties), in its order; only those in ``names`` if given
+    (liveness properties are not checked by a walk)."""
+    props = [p for p in model.properties() if p.kind == "always"]
+    if names is None:
+        return props
+    known = {p.name for p in model.properties()}
+    unknown = [n for n in names if n not in known and n != DEADLOCK]
+    if unknown:
+        raise ModelError(f"unknown property {unknown[0]!r}; the model has: {', '.join(sorted(known))}")
+    return [p for p in props if p.name in names]
+
+
+def _initial(model: Model[Any, Any], pick: Callable[[int], int]) -> Any:
+    inits = list(model.init_states())
+    if not inits:
+        raise ModelError("the model has no initial state")
+    return inits[pick(len(inits))] if len(inits) > 1 else inits[0]
+
+
+def _probe(cover: CoverageCounter | None, state: Any, action: Any, nxt: Any) -> None:
+    if cover is not None and cover.pending:
+        cover.probe(state, action, nxt)
+
+
+def _count(cover: CoverageCounter | None, action: Any) -> None:
+    if cover is not None:
+        name = cover.label(action)
+        cover.counts[name] = cover.counts.get(name, 0) + 1
+
+
+def random_walk(
+    model: Model[Any, Any],
+    rng: random.Random,
+    *,
+    invariants: Sequence[Property[Any]],
+    depth: int,
+    check_deadlock: bool = True,
+    successors: bool = False,
+    weight: Callable[[Any], float] | None = None,
+    max_weight: float | None = None,
+    cover: CoverageCounter | None = None,
+    seen: Callable[[Any], None] | None = None,
+    observe: Observer | None = None,
+) -> Walk:
+    """One random walk of at most ``depth`` steps, each step drawn from ``rng``.
+
+    ``weight(action)`` (default 1 for every action) is how likely an action is drawn relative to the
+    others (a positive number); ``max_weight``, if given, bounds every weight (it spares computing the
+    heaviest candidate's at every step); ``successors`` checks every enabled successor of every state
+    followed, not only the one followed (see the module's docstring). ``seen(state)`` is called on every
+    state whose invariants were checked (to count distinct states), ``observe`` on every state followed,
+    and ``cover`` counts each action taken by its label and asks the pending probes of every candidate
+    tried."""
+    refine = getattr(model, "refine", None)
+    choose_outcome: Callable[[int], int] = lambda n: rng.randrange(n) if n > 1 else 0  # noqa: E731
+    state = _initial(model, choose_outcome)
+    if seen is not None:
+        seen(state)
+    bad = _first_violation(invariants, state)
+    if bad is not None:
+        return Walk(state, (), state, bad, "violation")
+    if observe is not None and observe(0, None, state):
+        return Walk(state, (), state, None, "observer")
+    init = state
+    taken: list[Any] = []
+    generated = tried = 0
+    for i in range(1, depth + 1):
+        if successors:
+            picked = _step_all(model, rng, state, weight, cover, invariants, seen)
+        else:
+            picked = _step_one(model, rng, state, weight, max_weight, cover, invariants, seen)
+        tried += picked.tried
+        generated += picked.generated
+        if picked.action is None:  # nothing enabled
+            if check_deadlock and not model.is_terminal(state):
+                return Walk(init, tuple(taken), state, DEADLOCK, "deadlock", generated, tried)
+            return Walk(init, tuple(taken), state, None, "terminal", generated, tried)
+        action, nxt = picked.action, picked.state
+        if picked.violation is not None:  # a successor (followed or not) violates a property
+            taken.append(action)
+            _count(cover, action)
+            return Walk(init, tuple(taken), nxt, picked.violation, "violation", generated, tried)
+        if refine is not None:
+            action, nxt = _refined(model, refine, state, action, nxt, choose_outcome)
+            if nxt is not picked.state:
+                generated += 1
+                if seen is not None:
+                    seen(nxt)
+                bad = _first_violation(invariants, nxt)
+                if bad is not None:
+                    taken.append(action)
+                    _count(cover, action)
+                    return Walk(init, tuple(taken), nxt, bad, "violation", generated, tried)
+        taken.append(action)
+        _count(cover, action)
+        state = nxt
+        if observe is not None and observe(i, action, state):
+            return Walk(init, tuple(taken), state, None, "observer", generated, tried)
+    return Walk(init, tuple(taken), state, None, "depth", generated, tried)
+
+
+@dataclass(slots=True)
+class _Picked:
+    action: Any  # None: nothing enabled
+    state: Any
+    violation: str | None
+    tried: int
+    generated: int
+
+
+def _refined(
+    model: Model[Any, Any],
+    refine: Callable[..., Any],
+    state: Any,
+    action: Any,
+    nxt: Any,
+    choose: Callable[[int], int],
+) -> tuple[Any, Any]:
+    """The member of ``action``'s family the model picks with ``choose``, and its successor."""
+    chosen = refine(state, action, choose)
+    if chosen == action:
+        return action, nxt
+    after = model.next_state(state, chosen)
+    if after is None:
+        raise ModelError(f"refine({action!r}) gave {chosen!r}, which is not enabled")
+    return chosen, after
+
+
+def _step_one(
+    model: Model[Any, Any],
+    rng: random.Random,
+    state: Any,
+    weight: Callable[[Any], float] | None,
+    max_weight: float | None,
+    cover: CoverageCounter | None,
+    invariants: Sequence[Property[Any]],
+    seen: Callable[[Any], None] | None,
+) -> _Picked:
+    """Draw candidates (by weight) until one is enabled; check the successor followed only."""
+    cands = list(model.actions(state))
+    tried = 0
+    top = 0.0
+    if weight is not None and cands:
+        top = max_weight if max_weight is not None else max(weight(a) for a in cands)
+    rand, below = rng.random, rng.randrange
+    while cands:
+        n = len(cands)
+        k = below(n) if n > 1 else 0
+        if weight is not None:  # rejection sampling: accept with probability weight / heaviest
+            while rand() * top > weight(cands[k]):
+                k = below(n) if n > 1 else 0
+        action = cands[k]
+        nxt = model.next_state(state, action)
+        tried += 1
+        _probe(cover, state, action, nxt)
+        if nxt is None:
+            cands[k] = cands[-1]
+            cands.pop()
+            continue
+        if seen is not None:
+            seen(nxt)
+        return _Picked(action, nxt, _first_violation(invariants, nxt), tried, 1)
+    return _Picked(None, None, None, tried, 0)
+
+
+def _step_all(
+    model: Model[Any, Any],
+    rng: random.Random,
+    state: Any,
+    weight: Callable[[Any], float] | None,
+    cover: CoverageCounter | None,
+    invariants: Sequence[Property[Any]],
+    seen: Callable[[Any], None] | None,
+) -> _Picked:
+    """Compute and check every enabled successor (the first violating one, in action order, ends the
+    walk); else draw one to follow, by weight."""
+    enabled: list[tuple[Any, Any]] = []
+    tried = 0
+    for action in model.actions(state):
+        nxt = model.next_state(state, action)
+        tried += 1
+        _probe(cover, state, action, nxt)
+        if nxt is None:
+            continue
+        if seen is not None:
+            seen(nxt)
+        bad = _first_violation(invariants, nxt)
+        if bad is not None:
+            return _Picked(action, nxt, bad, tried, len(enabled) + 1)
+        enabled.append((action, nxt))
+    if not enabled:
+        return _Picked(None, None, None, tried, 0)
+    if weight is None:
+        k = rng.randrange(len(enabled)) if len(enabled) > 1 else 0
+    else:
+        total = 0.0
+        cumulative = []
+        for action, _ in enabled:
+            total += weight(action)
+            cumulative.append(total)
+        x = rng.random() * total
+        k = next((j for j, c in enumerate(cumulative) if x < c), len(enabled) - 1)
+    action, nxt = enabled[k]
+    return _Picked(action, nxt, None, tried, len(enabled))
+
+
+def guided_walk(
+    model: Model[Any, Any],
+    chooser: Chooser,
+    *,
+    invariants: Sequence[Property[Any]],
+    depth: int,
+    check_deadlock: bool = True,
+    target: str | None = None,
+) -> Walk:
+    """A walk of at most ``depth`` steps whose every decision ``chooser`` takes: the index of the next
+    action among the enabled successors that do not violate a property (in ``actions`` order), then any
+    outcome the model refines it with. Every successor is computed and checked. The first successor (in
+    ``actions`` order) that violates ``target`` — or, with ``target`` None, any property — ends the walk
+    there; with ``target`` set, successors violating another property are dead ends, never chosen. A
+    deadlock ends the walk (a violation when ``check_deadlock``). Every decision is asked of the chooser,
+    a decision among a single option too (a chooser answers 0 without drawing anything)."""
+    refine = getattr(model, "refine", None)
+    state = _initial(model, lambda n: chooser(n, None))
+    bad = _first_violation(invariants, state)
+    if bad is not None:
+        return Walk(state, (), state, bad, "violation")
+    init = state
+    taken: list[Any] = []
+    generated = tried = 0
+    for _ in range(depth):
+        live: list[tuple[Any, Any]] = []
+        enabled = 0
+        for action in model.actions(state):
+            tried += 1
+            nxt = model.next_state(state, action)
+            if nxt is None:
+                continue
+            enabled += 1
+            bad = _first_violation(invariants, nxt)
+            if bad is None:
+                live.append((action, nxt))
+            elif target is None or bad == target:
+                generated += enabled
+                return Walk(init, (*taken, action), nxt, bad, "violation", generated, tried)
+        generated += enabled
+        if not enabled:
+            if model.is_terminal(state) or not check_deadlock:
+                return Walk(init, tuple(taken), state, None, "terminal", generated, tried)
+            return Walk(init, tuple(taken), state, DEADLOCK, "deadlock", generated, tried)
+        if not live:
+            return Walk(init, tuple(taken), state, None, "stuck", generated, tried)
+        k = chooser(len(live), [a for a, _ in live])
+        action, nxt = live[k]
+        if refine is not None:
+            action, nxt = _refined(model, refine, state, action, nxt, lambda n: chooser(n, None))
+            if nxt is not live[k][1]:
+                generated += 1
+                bad = _first_violation(invariants, nxt)
+                if bad is not None:
+                    return Walk(init, (*taken, action), nxt, bad, "violation", generated, tried)
+        taken.append(action)
+        state = nxt
+    return Walk(init, tuple(taken), state, None, "depth", generated, tried)
+
+
+class ListChooser:
+    """Decisions read from a list, in order (raises :class:`ChoicesExhausted` past its end); a decision
+    among a single option takes none (as :class:`ReplayChooser` records them)."""
+
+    def __init__(self, choices: Sequence[int]) -> None:
+        self._it: Iterator[int] = iter(choices)
+
+    def __call__(self, n: int, options: Sequence[Any] | None = None) -> int:
+        if n <= 1:
+            return 0
+        try:
+            value = next(self._it)
+        except StopIteration:
+            raise ChoicesExhausted from None
+        return value if 0 <= value < n else 0
+
+
+class ReplayChooser:
+    """The decisions that walk the recorded ``actions`` again, recorded in :attr:`choices` as
+    :func:`guided_walk` asks for them. At each step the next recorded action is looked up among the
+    options: ``match(option, action)`` says which outcome choices turn the listed option into the
+    recorded action (None: it does not; the default: ``[]`` when they are equal), and those are served
+    to the outcome decisions that follow. A recorded action that is not among the options (a dead end of
+    the guided walk) raises ``LookupError``. Decisions among a single option are not recorded."""
+
+    def __init__(
+        self,
+        actions: Sequence[Any],
+        match: Callable[[Any, Any], Sequence[int] | None] | None = None,
+    ) -> None:
+        self._actions = list(actions)
+        self._next = 0
+        self._match = match or (lambda option, action: [] if option == action else None)
+        self._outcomes: list[int] = []
+        self.choices: list[int] = []
+
+    def __call__(self, n: int, options: Sequence[Any] | None = None) -> int:
+        if options is None:
+            value = self._outcomes.pop(0) if self._outcomes else 0
+        else:
+            if self._next >= len(self._actions):
+                raise ChoicesExhausted
+            action = self._actions[self._next]
+            self._next += 1
+            for k, option in enumerate(options):
+                tail = self._match(option, action)
+                if tail is not None:
+                    self._outcomes = list(tail)
+                    value = k
+                    break
+            else:
+                raise LookupError(f"step {self._next}: {action!r} is not among the enabled options")
+        if n > 1:
+            self.choices.append(value)
+        return value
+
+
+def label_weight(seed: int, label: str, weights: Sequence[float]) -> float:
+    """The weight a walk seeded ``seed`` gives action label ``label``: one of ``weights``, drawn from the
+    seed and the label alone (so it does not depend on the order labels are met in)."""
+    return weights[derive_seed(seed, "weight", label) % len(weights)]

@@ -1,0 +1,1111 @@
+"""Simulation of scenarios (``groupcheck simulate``): swarm random walks beyond exhaustive reach, a
+suspected-livelock check, coverage, and shrinking a violating walk to a minimal counterexample.
+
+Each **walk** ``i`` of a run seeded ``s`` is a pure function of ``(s, i)`` and the scenario: walk 0 takes
+the scenario as it is, with every action equally weighted; every other walk is a **swarm** configuration
+(Groce et al., "Swarm testing"): it keeps each fault kind the scenario budgets with probability one half,
+with a budget drawn from 1 to the scenario's, and gives each action label a weight of its own (from
+:data:`WEIGHTS`), so that rare combinations (a crash with no GC pause, many heartbeats and few fetches...)
+are walked too. A walk is rerun alone with ``--walk i`` (same seed).
+
+Every walk checks the scenario's invariants on every state it checks (:mod:`checker.simulate`) and, for
+**liveness, approximately**, asks whether the group is *stable* (:func:`group_stable`, or the model's
+``eventually-stable`` property once it has one) within ``stable_within`` steps after each fault (or after
+the start) with no fault in between: a walk where it is not is a *suspected livelock*, reported with the
+walk, to be confirmed by an exhaustive check at smaller bounds.
+
+**Shrinking**: the first violating walk (the smallest walk number: the same whatever the number of
+workers or the engine) is replayed as a sequence of whole-number choices — the group's size (consumers,
+partitions per topic, records per partition), the fault budgets, then at each step the index of the
+action among the enabled ones and of its outcome — that Hypothesis draws (:func:`hypothesis.find`, the
+walk's choices seeded as a database entry) and shrinks: fewer steps, fewer faults, fewer consumers and
+partitions. The shrunk walk is written as the ordinary trace bundle (``trace.json`` replays with
+``groupcheck replay``) beside a scenario file that pins it as a regression test (its shrunk bounds, its
+length as depth bound, ``[expect] verdict = "violated"``).
+
+Workers (processes) and Spark tasks run chunks of consecutive walk numbers; a chunk stops at its first
+violating walk, and the run keeps the chunks before the first violating one. Coverage (actions taken,
+probes fired, phases completed, distinct states) is that of walks ``0 .. k`` (``k`` the first violating
+walk, or the last one run), so figures and traces are the same on 1 or N workers and on Spark.
+"""
+
+from __future__ import annotations
+
+import copy
+import csv
+import json
+import math
+import multiprocessing as mp
+import random
+import time
+from collections import deque
+from collections.abc import Callable, Iterator, Sequence
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from checker.contract import Model
+from checker.errors import CheckerError
+from checker.result import Coverage, Result, Stats, Verdict
+from checker.search import DEADLOCK, CoverageCounter, is_deadlock, replay
+from checker.simulate import (
+    ReplayChooser,
+    Walk,
+    derive_seed,
+    guided_walk,
+    invariants_of,
+    label_weight,
+    random_walk,
+)
+from model.choice import Plan
+from model.config import FAULT_NAMES, Config
+from model.coverage import FAULT_ACTIONS, unexercised
+from model.explain import trace_document
+from model.group import _BASE_ARITY, Act, GroupModel
+from model.scenario import (
+    MAX_NAME_CHARS,
+    Scenario,
+    ScenarioError,
+    load_scenario,
+    scenario_from_data,
+)
+from model.state import GONE, MEMBER, NONE, STEADY, Budget, World
+from traces import write_bundle
+
+# the weights a swarm walk gives action labels (each label one of these, drawn from the walk's seed)
+WEIGHTS = (0.1, 0.3, 1.0, 1.0, 3.0, 10.0)
+# the labels of the actions that inject a fault (each spends a budget)
+FAULT_LABELS = frozenset(FAULT_ACTIONS.values())
+LIVELOCK_NOTE = "to be confirmed by an exhaustive check at smaller bounds"
+STABLE_PROPERTY = "eventually-stable"  # the model's liveness property for stability, when it has one
+ENGINES = ("local", "spark")
+ROW_COLUMNS = (
+    "scenario",
+    "walk",
+    "seed",
+    "faults",
+    "weights",
+    "steps",
+    "ended",
+    "violation",
+    "livelock",
+    "generated",
+    "seconds",
+)
+SHRINK_DATABASE_KEY = b"groupcheck-simulate"
+
+
+class SimulationError(CheckerError):
+    """Bad simulation settings (a bad walk number, Spark without --runs...): one line."""
+
+
+# ------------------------------------------------------------------------------------------- the model
+
+
+class SimulationModel(GroupModel):
+    """The group model as walks take it: the same states, actions and successors (``next_state`` is the
+    model's), but a step that chooses an outcome (the rank of each new member id, the order of a split
+    write: :mod:`model.choice`) is listed once, with its default outcome, and the outcome a walk follows
+    is drawn by :meth:`refine`: listing every combination is exponential in the number of new members
+    (a 50-consumer group starting up would list 51! actions for its first CompleteJoin)."""
+
+    def _outcomes(self, w: World, act: Act) -> Iterator[Act]:
+        plan = Plan(w)
+        if self._run(w, act.name, act.actor, act.args, plan) is None:
+            return
+        yield Act(act.name, act.actor, (*act.args, *plan.defaults)) if plan.options else act
+
+    def refine(self, w: World, act: Act, choose: Callable[[int], int]) -> Act:
+        """``act`` with each of its step's choices drawn by ``choose`` (``act`` itself for a step that
+        makes none)."""
+        n = _BASE_ARITY.get(act.name)
+        if n is None:
+            return act
+        base = act.args[:n]
+        plan = Plan(w)
+        if self._run(w, act.name, act.actor, base, plan) is None or not plan.options:
+            return act
+        return Act(act.name, act.actor, (*base, *(choose(k) for k in plan.options)))
+
+
+def same_family(option: Act, action: Act) -> list[int] | None:
+    """The outcome choices that turn the listed ``option`` into the recorded ``action`` (for
+    :class:`checker.simulate.ReplayChooser`): its choice arguments when both are the same step, else
+    None."""
+    if option.name != action.name or option.actor != action.actor:
+        return None
+    n = _BASE_ARITY.get(action.name)
+    if n is None:
+        return [] if option.args == action.args else None
+    if option.args[:n] != action.args[:n]:
+        return None
+    return list(action.args[n:])
+
+
+def group_stable(w: World) -> bool:
+    """The group is stable: its coordinator (the leader of the offsets partition) is up, steady, not
+    rebalancing and has nothing left to write; every live consumer is a member of its current generation
+    holding exactly the partitions the coordinator assigns it (and revoking none); and every member is
+    such a consumer."""
+    if w.leader is None:
+        return False
+    b = w.brokers[w.leader]
+    if not b.up or b.role != STEADY or b.trigger is not None or b.unwritten or b.joined or b.late:
+        return False
+    members = dict(b.members)
+    owned: dict[int, list[int]] = {}
+    for slot, owner in enumerate(b.ownership):
+        if owner is not None:
+            owned.setdefault(owner, []).append(slot)
+    live = 0
+    for c, cons in enumerate(w.consumers):
+        if cons.status in GONE:
+            continue
+        live += 1
+        mid = cons.member_id
+        if cons.status != MEMBER or mid is None or members.get(mid) != c or cons.generation != b.generation:
+            return False
+        if cons.revoking or sorted(cons.assignment) != owned.get(mid, []):
+            return False
+    return live == len(members)
+
+
+def stable_predicate(model: Model[Any, Any]) -> Callable[[Any], bool]:
+    """What "stable" means for the suspected-livelock check: the model's ``eventually-stable``
+    property's goal when it has one, else :func:`group_stable`."""
+    for p in model.properties():
+        if p.name == STABLE_PROPERTY:
+            return p.condition
+    return group_stable
+
+
+# ------------------------------------------------------------------------------------------- settings
+
+
+@dataclass(frozen=True, slots=True)
+class Settings:
+    """How to simulate. Exactly one of ``runs`` (walks 0 .. runs - 1) and ``seconds`` (walks until the
+    time is up) bounds a run, unless ``walk`` names the one walk to run."""
+
+    runs: int | None = None
+    seconds: float | None = None
+    depth: int | None = None  # steps per walk; default: default_depth(scenario)
+    seed: int = 0
+    walk: int | None = None
+    successors: bool = False  # check every enabled successor, not only the state followed (TLC)
+    stable_within: int | None = None  # K; default: default_stable_within(scenario)
+    workers: int = 1
+    engine: str = "local"
+    master: str | None = None
+    shrink: bool = True
+    chunk: int | None = None  # walks per task; default: chosen from runs and workers
+
+    def problem(self) -> str | None:
+        """Why these settings cannot run (one line), or None."""
+        if self.walk is not None:
+            if self.walk < 0:
+                return f"--walk must be a walk number from 0, got {self.walk}"
+            if self.runs is not None or self.seconds is not None:
+                return "--walk reruns one walk: drop --runs/--seconds"
+        elif (self.runs is None) == (self.seconds is None):
+            return "give one of --runs N and --seconds S"
+        if self.runs is not None and self.runs < 1:
+            return f"--runs must be at least 1, got {self.runs}"
+        if self.seconds is not None and not (0 < self.seconds < math.inf):
+            return f"--seconds must be a positive number, got {self.seconds}"
+        if self.depth is not None and self.depth < 1:
+            return f"--depth must be at least 1, got {self.depth}"
+        if self.stable_within is not None and self.stable_within < 1:
+            return f"--stable-within must be at least 1, got {self.stable_within}"
+        if self.seed < 0 or self.seed >= 1 << 64:
+            return f"--seed must be a whole number from 0 to 2**64 - 1, got {self.seed}"
+        if self.engine not in ENGINES:
+            return f"unknown engine {self.engine!r}; choose one of {', '.join(ENGINES)}"
+        if self.workers < 1:
+            return f"--workers must be at least 1, got {self.workers}"
+        if self.engine == "spark" and self.workers > 1:
+            return "--workers is for the local engine; with --engine spark the executors share the walks"
+        if self.engine == "spark" and self.seconds is not None:
+            return "with --engine spark give --runs N (each Spark task runs a range of walk numbers)"
+        return None
+
+
+def default_depth(cfg: Config) -> int:
+    """Steps per walk unless told: enough for several rebalances of a group this size."""
+    return 100 + 40 * (cfg.total_consumers + cfg.brokers)
+
+
+def default_stable_within(cfg: Config) -> int:
+    """K of the suspected-livelock check unless told: steps after a fault within which a group this size
+    is expected to be stable again (a random walk is slow at it: it takes a needed step only when it draws
+    it among every consumer's)."""
+    return 60 + 25 * (cfg.total_consumers + cfg.brokers)
+
+
+# ------------------------------------------------------------------------------------------- the swarm
+
+
+@dataclass(frozen=True, slots=True)
+class Swarm:
+    """One walk's configuration: its number, its seed, its fault budgets and its action weights."""
+
+    walk: int
+    seed: int
+    budget: Budget
+    uniform: bool  # walk 0: every action weighs 1
+
+    def weight(self, label: str) -> float:
+        return 1.0 if self.uniform else label_weight(self.seed, label, WEIGHTS)
+
+    def weigher(self) -> Callable[[Act], float] | None:
+        """The walk's weight of an action (by its label, each label's weight computed once), None for a
+        uniform walk."""
+        if self.uniform:
+            return None
+        table: dict[str, float] = {}
+
+        def weight(a: Act) -> float:
+            w = table.get(a.name)
+            if w is None:
+                w = table[a.name] = self.weight(a.name)
+            return w
+
+        return weight
+
+    def faults(self) -> str:
+        text = ", ".join(f"{k}={v}" for k in FAULT_NAMES if (v := getattr(self.budget, k)))
+        return text or "none"
+
+    def weights(self, labels: Sequence[str]) -> str:
+        """The weights of ``labels`` that are not 1, heaviest first ("Fetch x10, Heartbeat x0.1")."""
+        if self.uniform:
+            return "uniform"
+        marked = sorted(
+            ((self.weight(lab), lab) for lab in set(labels) if self.weight(lab) != 1.0),
+            key=lambda wl: (-wl[0], wl[1]),
+        )
+        return ", ".join(f"{lab} x{w:g}" for w, lab in marked) or "uniform"
+
+    def describe(self, labels: Sequence[str] | None = None) -> str:
+        """The walk's number, seed and faults, and the weights of ``labels`` (none if not given)."""
+        text = f"walk {self.walk} (seed {self.seed:#018x}): faults {self.faults()}"
+        return text if labels is None else f"{text}; weights {self.weights(labels)}"
+
+
+def swarm(cfg: Config, seed: int, walk: int) -> Swarm:
+    """Walk ``walk``'s configuration in a run seeded ``seed`` over a scenario of ``cfg``."""
+    walk_seed = derive_seed(seed, walk)
+    if walk == 0:
+        return Swarm(walk, walk_seed, cfg.budget, True)
+    rng = random.Random(walk_seed)
+    budgets = {}
+    for name in FAULT_NAMES:
+        b = getattr(cfg.budget, name)
+        keep = rng.random() < 0.5
+        budgets[name] = rng.randint(1, b) if keep and b else 0
+    return Swarm(walk, walk_seed, Budget(**budgets), False)
+
+
+def walk_config(cfg: Config, budget: Budget) -> Config:
+    """``cfg`` with ``budget`` (a pinned failover phase only while failovers are budgeted)."""
+    phase = cfg.failover_phase if budget.coordinator_failovers else None
+    return replace(cfg, budget=budget, failover_phase=phase)
+
+
+# ------------------------------------------------------------------------------------------- walks
+
+
+@dataclass(frozen=True, slots=True)
+class WalkRow:
+    """What one walk did (a row of the results)."""
+
+    walk: int
+    seed: int
+    faults: str
+    weights: str
+    steps: int
+    ended: str
+    violation: str | None
+    livelock: str | None  # why the walk is a suspected livelock, or None
+    generated: int
+    seconds: float
+
+    def as_dict(self, scenario: str) -> dict[str, Any]:
+        return {
+            "scenario": scenario,
+            "walk": self.walk,
+            "seed": f"{self.seed:#018x}",
+            "faults": self.faults,
+            "weights": self.weights,
+            "steps": self.steps,
+            "ended": self.ended,
+            "violation": self.violation or "",
+            "livelock": self.livelock or "",
+            "generated": self.generated,
+            "seconds": round(self.seconds, 4),
+        }
+
+
+class _Liveness:
+    """The suspected-livelock check of one walk: is the group stable within ``k`` steps after each fault
+    (or the start), before the next fault?"""
+
+    def __init__(self, stable: Callable[[Any], bool], k: int, label: Callable[[Any], str]) -> None:
+        self.stable, self.k, self.label = stable, k, label
+        self.since = 0  # the step of the last fault (0: the start)
+        self.settled = False  # stable since then
+        self.suspect: str | None = None
+
+    def __call__(self, i: int, action: Any, state: Any) -> bool:
+        if action is not None and self.label(action) in FAULT_LABELS:
+            self.since, self.settled = i, False
+        if self.settled or self.suspect is not None:
+            return False
+        if self.stable(state):
+            self.settled = True
+        elif i - self.since >= self.k:
+            what = "the start" if self.since == 0 else f"the fault at step {self.since}"
+            self.suspect = f"not stable within {self.k} steps after {what}"
+        return False
+
+
+class _Phases:
+    """The rebalance phases coordinators completed along a walk."""
+
+    def __init__(self) -> None:
+        self.reached: set[int] = set()
+
+    def __call__(self, w: World) -> None:
+        for br in w.brokers:
+            if br.phase and br.up and br.role != NONE:
+                self.reached.add(br.phase)
+
+
+@dataclass(slots=True)
+class Tally:
+    """What a set of walks covered (merged across chunks, workers and tasks)."""
+
+    counts: dict[str, int] = field(default_factory=dict)
+    fired: set[str] = field(default_factory=set)
+    phases: set[int] = field(default_factory=set)
+    fingerprints: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=np.uint64))
+    steps: int = 0
+    generated: int = 0
+
+    def add(self, other: Tally) -> None:
+        for k, v in other.counts.items():
+            self.counts[k] = self.counts.get(k, 0) + v
+        self.fired |= other.fired
+        self.phases |= other.phases
+        self.fingerprints = np.union1d(self.fingerprints, other.fingerprints)
+        self.steps += other.steps
+        self.generated += other.generated
+
+    def coverage(self) -> Coverage:
+        return Coverage(tuple(sorted(self.counts.items())), tuple(sorted(self.fired)))
+
+    @property
+    def distinct(self) -> int:
+        return len(self.fingerprints)
+
+
+class Walker:
+    """Runs the walks of one scenario in this process (one model per fault budget, built once)."""
+
+    def __init__(self, sc: Scenario, settings: Settings) -> None:
+        self.sc = sc
+        self.settings = settings
+        self.depth = settings.depth or default_depth(sc.config)
+        self.k = settings.stable_within or default_stable_within(sc.config)
+        self._models: dict[Budget, SimulationModel] = {}
+
+    def model(self, budget: Budget) -> SimulationModel:
+        m = self._models.get(budget)
+        if m is None:
+            m = self._models[budget] = SimulationModel(walk_config(self.sc.config, budget))
+        return m
+
+    def swarm(self, walk: int) -> Swarm:
+        return swarm(self.sc.config, self.settings.seed, walk)
+
+    def walk(
+        self, i: int, cover: CoverageCounter | None = None, seen: set[int] | None = None
+    ) -> tuple[Swarm, Walk, WalkRow, _Phases]:
+        """Run walk ``i``: its swarm, the walk, its row and the phases it reached."""
+        sw = self.swarm(i)
+        model = self.model(sw.budget)
+        liveness = _Liveness(stable_predicate(model), self.k, model.action_label)
+        phases = _Phases()
+
+        def observe(step: int, action: Any, state: Any) -> bool:
+            phases(state)
+            return liveness(step, action, state)
+
+        add = None
+        if seen is not None:
+            fp, put = model.fingerprint, seen.add
+
+            def add(state: Any) -> None:
+                put(fp(state))
+
+        start = time.perf_counter()
+        w = random_walk(
+            model,
+            random.Random(sw.seed),
+            invariants=invariants_of(model, self.sc.properties),
+            depth=self.depth,
+            check_deadlock=self.sc.check_deadlock,
+            successors=self.settings.successors,
+            weight=sw.weigher(),
+            max_weight=max(WEIGHTS),
+            cover=cover,
+            seen=add,
+            observe=observe,
+        )
+        seconds = time.perf_counter() - start
+        labels = sorted({a.name for a in w.actions})
+        row = WalkRow(
+            i,
+            sw.seed,
+            sw.faults(),
+            sw.weights(labels),
+            len(w),
+            w.ended,
+            w.violation,
+            liveness.suspect,
+            w.generated,
+            seconds,
+        )
+        return sw, w, row, phases
+
+    def chunk(self, walks: Sequence[int], deadline: float | None = None) -> tuple[list[WalkRow], Tally]:
+        """Run ``walks`` in order until one violates a property (or ``deadline``, a ``time.time()``, has
+        passed before a walk starts): their rows and what they covered together."""
+        rows: list[WalkRow] = []
+        counts: dict[str, int] = {}
+        fired: set[str] = set()
+        seen: set[int] = set()
+        phases: set[int] = set()
+        for i in walks:
+            if deadline is not None and time.time() >= deadline:
+                break
+            cover = CoverageCounter(self.model(self.swarm(i).budget))
+            cover.pending = [p for p in cover.pending if p.name not in fired]
+            _, w, row, reached = self.walk(i, cover, seen)
+            rows.append(row)
+            for k, v in cover.counts.items():
+                counts[k] = counts.get(k, 0) + v
+            fired.update(cover.fired)
+            phases |= reached.reached
+            if w.violation is not None:
+                break
+        fps = np.fromiter(seen, dtype=np.uint64, count=len(seen))
+        fps.sort()
+        tally = Tally(
+            counts,
+            fired,
+            phases,
+            fps,
+            sum(r.steps for r in rows),
+            sum(r.generated for r in rows),
+        )
+        return rows, tally
+
+
+def run_chunk(
+    data: dict[str, Any], source: str, settings: Settings, walks: Sequence[int], deadline: float | None
+) -> tuple[list[WalkRow], Tally]:
+    """One task: rebuild the scenario from its table (plain data travels, never a model) and run
+    ``walks`` (:meth:`Walker.chunk`)."""
+    sc = scenario_from_data(data, source, simulation=True)
+    return _walker(sc, settings).chunk(walks, deadline)
+
+
+_WALKERS: dict[tuple[str, str, Settings], Walker] = {}
+
+
+def _walker(sc: Scenario, settings: Settings) -> Walker:
+    """A walker per scenario and settings in this process (models are reused across tasks)."""
+    key = (json.dumps(sc.data, sort_keys=True), sc.source, settings)
+    w = _WALKERS.get(key)
+    if w is None:
+        _WALKERS.clear()
+        w = _WALKERS[key] = Walker(sc, settings)
+    return w
+
+
+# ------------------------------------------------------------------------------------------- shrinking
+
+
+@dataclass(frozen=True, slots=True)
+class Shrunk:
+    """A minimal counterexample found by shrinking: the configuration it needs and the actions."""
+
+    config: Config
+    init_state: World
+    actions: tuple[Act, ...]
+    property: str
+    raw_length: int
+    examples: int  # walks Hypothesis replayed while shrinking
+
+    def __len__(self) -> int:
+        return len(self.actions)
+
+
+def _size_choices(cfg: Config, base: Config) -> list[tuple[int, int, int]]:
+    """The shrinkable dimensions of ``base`` as (low, high, value of ``cfg``): consumers, each topic's
+    partitions, records per partition, then each fault budget."""
+    out = [(1, base.consumers, cfg.consumers)]
+    out += [(1, n, m) for (_, n), (_, m) in zip(base.topics, cfg.topics, strict=True)]
+    out.append((0, base.records_per_partition, cfg.records_per_partition))
+    for name in FAULT_NAMES:
+        out.append((0, getattr(base.budget, name), getattr(cfg.budget, name)))
+    return out
+
+
+def _config_from(base: Config, values: Sequence[int]) -> Config:
+    consumers, *rest = values
+    sizes, rest = rest[: len(base.topics)], rest[len(base.topics) :]
+    records, *budgets = rest
+    topics = tuple((t, n) for (t, _), n in zip(base.topics, sizes, strict=True))
+    budget = Budget(**dict(zip(FAULT_NAMES, budgets, strict=True)))
+    cfg = replace(base, consumers=consumers, topics=topics, records_per_partition=records)
+    return walk_config(cfg, budget)
+
+
+class _Shrinker:
+    """The walk as Hypothesis draws it: the sizes, then every decision of a guided walk."""
+
+    def __init__(self, sc: Scenario, prop: str, depth: int) -> None:
+        self.sc, self.prop, self.depth = sc, prop, depth
+        self.base = sc.config
+        self._models: dict[Config, SimulationModel] = {}
+        self.calls = 0
+
+    def model(self, cfg: Config) -> SimulationModel:
+        m = self._models.get(cfg)
+        if m is None:
+            if len(self._models) > 256:
+                self._models.clear()
+            m = self._models[cfg] = SimulationModel(cfg)
+        return m
+
+    def run(self, cfg: Config, chooser: Callable[[int, Sequence[Any] | None], int]) -> Walk:
+        model = self.model(cfg)
+        self.calls += 1
+        return guided_walk(
+            model,
+            chooser,
+            invariants=invariants_of(model, self.sc.properties),
+            depth=self.depth,
+            check_deadlock=self.sc.check_deadlock,
+            target=self.prop,
+        )
+
+    def seed_choices(self, cfg: Config, actions: Sequence[Act]) -> tuple[list[int], Walk]:
+        """The choices that draw ``cfg`` and walk ``actions`` (or a prefix of them, where the guided walk
+        meets the violation earlier)."""
+        sizes = [v for lo, hi, v in _size_choices(cfg, self.base) if lo < hi]
+        chooser = ReplayChooser(actions, same_family)  # type: ignore[arg-type]
+        w = self.run(cfg, chooser)
+        return sizes + chooser.choices, w
+
+    def strategy(self) -> Any:
+        from hypothesis import strategies as st
+
+        dims = _size_choices(self.base, self.base)
+
+        @st.composite
+        def walks(draw: Any) -> tuple[Config, Walk]:
+            values = [draw(st.integers(lo, hi)) if lo < hi else lo for lo, hi, _ in dims]
+            cfg = _config_from(self.base, values)
+
+            def choose(n: int, options: Sequence[Any] | None = None) -> int:
+                return draw(st.integers(0, n - 1)) if n > 1 else 0
+
+            return cfg, self.run(cfg, choose)
+
+        return walks()
+
+
+def shrink(sc: Scenario, cfg: Config, actions: Sequence[Act], prop: str, *, seed: int, depth: int) -> Shrunk:
+    """Shrink the walk ``actions`` (over ``cfg``, a configuration within ``sc``'s) that violates ``prop``
+    with Hypothesis's shrinker; deterministic for the same inputs and ``seed``."""
+    shrinker = _Shrinker(sc, prop, max(depth, len(actions)))
+    choices, seeded = shrinker.seed_choices(cfg, actions)
+    if seeded.violation != prop:
+        raise SimulationError(f"the violating walk does not replay as a guided walk ({seeded.violation})")
+    found = _hypothesis_minimal(shrinker.strategy(), lambda cw: cw[1].violation == prop, choices, seed)
+    cfg2, w = found if found is not None else (cfg, seeded)
+    cfg2, acts = _tighten(sc, cfg2, w, prop)
+    return Shrunk(cfg2, w.init_state, tuple(acts), prop, len(actions), shrinker.calls)
+
+
+class _Found(Exception):
+    pass
+
+
+def _hypothesis_minimal(
+    strategy: Any, condition: Callable[[Any], bool], choices: Sequence[int], seed: int
+) -> Any | None:
+    """The minimal value of ``strategy`` satisfying ``condition`` that Hypothesis's shrinker reaches
+    from the value the ``choices`` draw (None if they do not draw one that satisfies it).
+
+    This is :func:`hypothesis.find` started from a known example: the choices are saved as a secondary
+    database entry (Hypothesis replays those first and shrinks them; a primary entry it would trust as
+    already shrunk), no new examples are generated, and the run is seeded (``find(random=...)`` would
+    turn the database off, so the seed is set on the test as ``@seed`` does)."""
+    try:
+        from hypothesis import HealthCheck, Phase, given
+        from hypothesis import settings as hyp_settings
+        from hypothesis.database import InMemoryExampleDatabase, choices_to_bytes
+    except ImportError as exc:  # pragma: no cover - a dev dependency
+        raise SimulationError(f"shrinking needs Hypothesis (pip install hypothesis): {exc}") from exc
+    db = InMemoryExampleDatabase()
+    db.save(SHRINK_DATABASE_KEY + b".secondary", choices_to_bytes(list(choices)))
+    last: list[Any] = []
+
+    @hyp_settings(
+        database=db,
+        phases=[Phase.reuse, Phase.shrink],
+        max_examples=1_000,
+        deadline=None,
+        suppress_health_check=list(HealthCheck),
+        report_multiple_bugs=False,
+        print_blob=False,
+    )
+    @given(strategy)
+    def test(value: Any) -> None:
+        if condition(value):
+            last[:] = [value]
+            raise _Found
+
+    test._hypothesis_internal_use_seed = seed  # type: ignore[attr-defined]
+    test._hypothesis_internal_database_key = SHRINK_DATABASE_KEY  # type: ignore[attr-defined]
+    try:
+        test()
+    except _Found:
+        return last[0]
+    except Exception:  # no example drawn (SkipTest): the choices did not replay
+        return None
+    return None
+
+
+def _tighten(sc: Scenario, cfg: Config, w: Walk, prop: str) -> tuple[Config, list[Act]]:
+    """Each fault budget cut to the faults the walk injects (a budget it does not spend only adds
+    actions to the scenario), where the actions still replay to the same violation."""
+    used = {name: sum(1 for a in w.actions if a.name == FAULT_ACTIONS[name]) for name in FAULT_NAMES}
+    budget = Budget(**{n: min(getattr(cfg.budget, n), used[n]) for n in FAULT_NAMES})
+    if cfg.failover_phase is not None and budget.coordinator_failovers == 0:
+        budget = replace(budget, coordinator_failovers=cfg.budget.coordinator_failovers)
+    tight = walk_config(replace(cfg, failover_phase=sc.config.failover_phase), budget)
+    if tight != cfg and replays_to(SimulationModel(tight), sc, w.actions, prop):
+        return tight, list(w.actions)
+    return cfg, list(w.actions)
+
+
+def replays_to(model: Model[Any, Any], sc: Scenario, actions: Sequence[Any], prop: str) -> bool:
+    """Whether ``actions`` replay from the initial state to a first violation of ``prop`` at the last
+    state, as a search would report it: no earlier state violates a checked invariant, ``prop`` is the
+    final state's first violated one (or, for a deadlock, none is and nothing is enabled there)."""
+    props = invariants_of(model, sc.properties)
+    try:
+        cex = replay(model, model.init_states()[0], actions, prop)
+    except CheckerError:
+        return False
+    states = [cex.init_state, *(s.state for s in cex.steps)]
+    if any(_first_bad(props, st) is not None for st in states[:-1]):
+        return False
+    if prop == DEADLOCK:
+        return _first_bad(props, states[-1]) is None and is_deadlock(model, states[-1])
+    return _first_bad(props, states[-1]) == prop
+
+
+def _first_bad(props: Sequence[Any], state: Any) -> str | None:
+    return next((p.name for p in props if not p.holds(state)), None)
+
+
+# ------------------------------------------------------------------------------------------- outcome
+
+
+@dataclass(frozen=True, slots=True)
+class SimulationOutcome:
+    """One scenario's simulation."""
+
+    scenario: Scenario
+    settings: Settings
+    rows: tuple[WalkRow, ...]  # walks 0 .. k (k: the first violating walk, or the last run)
+    tally: Tally
+    seconds: float
+    depth: int
+    stable_within: int
+    violation: WalkRow | None = None
+    swarm: Swarm | None = None  # the violating walk's configuration
+    shrunk: Shrunk | None = None
+    trace_dir: Path | None = None
+    pinned: Path | None = None
+    pinned_note: str | None = None  # why the pinning scenario cannot be checked exhaustively, if so
+    vacuous: tuple[str, ...] = ()
+    notes: tuple[str, ...] = ()
+
+    @property
+    def walks(self) -> int:
+        return len(self.rows)
+
+    @property
+    def steps(self) -> int:
+        return self.tally.steps
+
+    @property
+    def steps_per_second(self) -> float:
+        busy = sum(r.seconds for r in self.rows)
+        return self.steps / busy if busy > 0 else 0.0
+
+    @property
+    def livelocks(self) -> tuple[WalkRow, ...]:
+        return tuple(r for r in self.rows if r.livelock)
+
+    @property
+    def found(self) -> str:
+        return "no violation" if self.violation is None else f"violated {self.violation.violation}"
+
+    @property
+    def expected(self) -> str:
+        s = self.scenario
+        return s.expect_verdict if s.expect_property is None else f"{s.expect_verdict} {s.expect_property}"
+
+    @property
+    def as_expected(self) -> bool:
+        """A violation the scenario expects was found, or a scenario expected to hold showed none."""
+        s = self.scenario
+        if s.expect_verdict == "holds":
+            return self.violation is None
+        return self.violation is not None and self.violation.violation == s.expect_property
+
+    def summary(self) -> dict[str, Any]:
+        cov = self.tally.coverage()
+        return {
+            "name": self.scenario.name,
+            "source": self.scenario.source,
+            "found": self.found,
+            "expected": self.expected,
+            "as_expected": self.as_expected,
+            "walks": self.walks,
+            "steps": self.steps,
+            "seconds": round(self.seconds, 3),
+            "seed": self.settings.seed,
+            "depth": self.depth,
+            "stable_within": self.stable_within,
+            "distinct_states": self.tally.distinct,
+            "phases": sorted(self.tally.phases),
+            "coverage": {"actions": dict(cov.actions), "probes": list(cov.probes)},
+            "violation": None
+            if self.violation is None
+            else {
+                "walk": self.violation.walk,
+                "seed": f"{self.violation.seed:#018x}",
+                "property": self.violation.violation,
+                "raw_length": self.violation.steps,
+                "shrunk_length": None if self.shrunk is None else len(self.shrunk),
+            },
+            "livelocks": [r.as_dict(self.scenario.name) for r in self.livelocks],
+            "vacuous": list(self.vacuous),
+            "trace": None if self.trace_dir is None else str(self.trace_dir / "trace.json"),
+            "pinned": None if self.pinned is None else str(self.pinned),
+        }
+
+
+def vacuity(sc: Scenario, coverage: Coverage) -> tuple[str, ...]:
+    """What ``sc`` asks for that no walk did (as ``groupcheck check`` reports it), less what the scenario
+    declares it expects to stay unexercised."""
+    declared = dict(sc.unexercised)
+    return tuple(what for item, what in unexercised(sc.config, coverage) if item not in declared)
+
+
+# ------------------------------------------------------------------------------------------- running
+
+
+def _chunks(settings: Settings, size: int) -> Iterator[list[int]]:
+    if settings.walk is not None:
+        yield [settings.walk]
+        return
+    start = 0
+    while settings.runs is None or start < settings.runs:
+        end = start + size if settings.runs is None else min(settings.runs, start + size)
+        yield list(range(start, end))
+        start = end
+
+
+def _chunk_size(settings: Settings, workers: int) -> int:
+    if settings.chunk is not None:
+        return settings.chunk
+    if settings.runs is None:
+        return 4
+    return max(1, min(32, settings.runs // (4 * workers)))
+
+
+def _run_local(
+    sc: Scenario, settings: Settings, deadline: float | None
+) -> Iterator[tuple[list[WalkRow], Tally]]:
+    """Chunk results in walk order: in this process, or over ``settings.workers`` forked processes (at
+    most two chunks per worker in flight; the pool is closed when the caller stops reading)."""
+    size = _chunk_size(settings, settings.workers)
+    chunks = _chunks(settings, size)
+    if settings.workers == 1:
+        walker = _walker(sc, settings)
+        for walks in chunks:
+            if deadline is not None and time.time() >= deadline:
+                return
+            yield walker.chunk(walks, deadline)
+        return
+    ctx = mp.get_context("fork")
+    pool = ctx.Pool(settings.workers)
+    try:
+        pending: deque[Any] = deque()
+        exhausted = False
+        while True:
+            while not exhausted and len(pending) < 2 * settings.workers:
+                if deadline is not None and time.time() >= deadline:
+                    exhausted = True
+                    break
+                walks = next(chunks, None)
+                if walks is None:
+                    exhausted = True
+                    break
+                pending.append(pool.apply_async(run_chunk, (sc.data, sc.source, settings, walks, deadline)))
+            if not pending:
+                return
+            yield pending.popleft().get()
+    finally:
+        pool.terminate()
+        pool.join()
+
+
+def _run_spark(sc: Scenario, settings: Settings) -> Iterator[tuple[list[WalkRow], Tally]]:
+    """Every chunk as a Spark task (executors rebuild the scenario from its table); results in order."""
+    from checker.spark import DEFAULT_MASTER, spark_session
+
+    spark = spark_session(settings.master or DEFAULT_MASTER, app=f"groupcheck-simulate-{sc.name}")
+    size = _chunk_size(settings, spark.sparkContext.defaultParallelism)
+    jobs = list(enumerate(_chunks(settings, size)))
+    data, source = sc.data, sc.source
+    rdd = spark.sparkContext.parallelize(jobs, max(1, len(jobs)))
+    out = sorted(rdd.map(lambda j: (j[0], run_chunk(data, source, settings, j[1], None))).collect())
+    for _, result in out:
+        yield result
+
+
+def simulate_scenario(
+    scenario: Scenario | str | Path,
+    out_dir: Path | None,
+    settings: Settings,
+    *,
+    progress: Callable[[int, int, float], None] | None = None,
+) -> SimulationOutcome:
+    """Simulate one scenario (read within the simulation limits): run its walks, stop at the first
+    violating one (by walk number), shrink it and write its bundle and pinning scenario under
+    ``out_dir/<name>/`` (when ``out_dir`` is given and ``settings.shrink``). ``progress(walks, steps,
+    seconds)`` is told after each chunk."""
+    problem = settings.problem()
+    if problem is not None:
+        raise SimulationError(problem)
+    sc = scenario if isinstance(scenario, Scenario) else load_scenario(scenario, simulation=True)
+    started = time.perf_counter()
+    deadline = None if settings.seconds is None else time.time() + settings.seconds
+    results = _run_spark(sc, settings) if settings.engine == "spark" else _run_local(sc, settings, deadline)
+    rows: list[WalkRow] = []
+    tally = Tally()
+    violation = None
+    try:
+        for chunk_rows, chunk_tally in results:
+            rows.extend(chunk_rows)
+            tally.add(chunk_tally)
+            if progress is not None:
+                progress(len(rows), tally.steps, time.perf_counter() - started)
+            bad = next((r for r in chunk_rows if r.violation is not None), None)
+            if bad is not None:
+                violation = bad
+                break
+    finally:
+        close = getattr(results, "close", None)
+        if close is not None:
+            close()
+    walker = _walker(sc, settings)
+    notes = _notes(sc, walker)
+    outcome = SimulationOutcome(
+        sc,
+        settings,
+        tuple(rows),
+        tally,
+        time.perf_counter() - started,
+        walker.depth,
+        walker.k,
+        violation,
+        vacuous=vacuity(sc, tally.coverage()),
+        notes=notes,
+    )
+    if violation is None:
+        return outcome
+    sw, w, _, _ = walker.walk(violation.walk)
+    outcome = replace(outcome, swarm=sw)
+    if not settings.shrink:
+        return outcome
+    assert w.violation is not None
+    shrunk = shrink(
+        sc,
+        walk_config(sc.config, sw.budget),
+        w.actions,
+        w.violation,
+        seed=derive_seed(settings.seed, "shrink", violation.walk),
+        depth=walker.depth,
+    )
+    outcome = replace(outcome, shrunk=shrunk, seconds=time.perf_counter() - started)
+    if out_dir is None:
+        return outcome
+    trace_dir, pinned, note = write_counterexample(sc, outcome, shrunk, out_dir)
+    return replace(outcome, trace_dir=trace_dir, pinned=pinned, pinned_note=note)
+
+
+def _notes(sc: Scenario, walker: Walker) -> tuple[str, ...]:
+    model = walker.model(sc.config.budget)
+    skipped = [p.name for p in model.properties() if p.is_liveness and p.name in sc.properties]
+    if not skipped:
+        return ()
+    return (
+        f"liveness properties are not checked by walks ({', '.join(skipped)}); the suspected-livelock "
+        "check stands in for them",
+    )
+
+
+# ------------------------------------------------------------------------------------------- output
+
+
+def pinned_table(sc: Scenario, shrunk: Shrunk, outcome: SimulationOutcome) -> dict[str, Any]:
+    """The scenario table that pins the shrunk counterexample: ``sc``'s with the shrunk group and
+    budgets, the counterexample's length as depth bound and the violation expected."""
+    cfg = shrunk.config
+    data = copy.deepcopy(sc.data)
+    suffix = f"-sim-{outcome.violation.walk if outcome.violation else 0}"
+    data["name"] = sc.name[: MAX_NAME_CHARS - len(suffix)] + suffix
+    source = outcome.swarm.describe() if outcome.swarm else ""
+    data["description"] = (
+        f"Found by groupcheck simulate (seed {outcome.settings.seed}, {source}) in {sc.name} and shrunk "
+        f"from {shrunk.raw_length} to {len(shrunk)} steps. " + " ".join(str(sc.description).split())
+    )[:10_000]
+    group = data.setdefault("group", {})
+    group["consumers"] = cfg.consumers
+    group["topics"] = dict(cfg.topics)
+    group["records_per_partition"] = cfg.records_per_partition
+    faults = {k: v for k in FAULT_NAMES if (v := getattr(cfg.budget, k))}
+    if cfg.failover_phase is not None:
+        faults["failover_phase"] = cfg.failover_phase
+    if faults:
+        data["faults"] = faults
+    else:
+        data.pop("faults", None)
+    check = data.setdefault("check", {})
+    check["max_depth"] = max(1, len(shrunk))
+    check.pop("max_states", None)
+    expect: dict[str, Any] = {"verdict": "violated", "property": shrunk.property}
+    kept = {}
+    for item, reason in dict(data.get("expect", {}).get("unexercised", {})).items():
+        kind, _, what = item.partition(":")
+        if kind == "fault" and not getattr(cfg.budget, what, 0):
+            continue
+        if item == "failover_phase" and cfg.failover_phase is None:
+            continue
+        kept[item] = reason
+    if kept:
+        expect["unexercised"] = kept
+    data["expect"] = expect
+    return data
+
+
+def toml_text(table: dict[str, Any]) -> str:
+    """``table`` (strings, whole numbers, booleans, lists of those, nested tables) as TOML."""
+
+    def value(v: Any) -> str:
+        if isinstance(v, bool):
+            return "true" if v else "false"
+        if isinstance(v, int):
+            return str(v)
+        if isinstance(v, str):
+            return json.dumps(v, ensure_ascii=False)
+        if isinstance(v, list):
+            return "[" + ", ".join(value(x) for x in v) + "]"
+        raise TypeError(f"cannot write {type(v).__name__} as TOML")
+
+    def key(k: str) -> str:
+        return k if k.replace("_", "").replace("-", "").isalnum() and k.isascii() else json.dumps(k)
+
+    lines: list[str] = []
+
+    def emit(t: dict[str, Any], path: list[str]) -> None:
+        scalars = [(k, v) for k, v in t.items() if not isinstance(v, dict)]
+        tables = [(k, v) for k, v in t.items() if isinstance(v, dict)]
+        if path and (scalars or not tables):
+            lines.append("")
+            lines.append("[" + ".".join(key(p) for p in path) + "]")
+        for k, v in scalars:
+            lines.append(f"{key(k)} = {value(v)}")
+        for k, v in tables:
+            emit(v, [*path, k])
+
+    emit(table, [])
+    return "\n".join(lines).lstrip("\n") + "\n"
+
+
+def write_counterexample(
+    sc: Scenario, outcome: SimulationOutcome, shrunk: Shrunk, out_dir: Path
+) -> tuple[Path, Path, str | None]:
+    """Write the shrunk counterexample's bundle and its pinning scenario under ``out_dir/<name>/``:
+    (bundle folder, scenario file, why that scenario cannot be checked exhaustively or None)."""
+    import tomllib
+
+    table = pinned_table(sc, shrunk, outcome)
+    where = out_dir / sc.name
+    pin_path = where / f"{table['name']}.toml"
+    note = None
+    try:
+        pinned = scenario_from_data(table, str(pin_path))
+    except ScenarioError as exc:
+        pinned = scenario_from_data(table, str(pin_path), simulation=True)
+        note = f"beyond the exhaustive limits, so `groupcheck check` and `replay` refuse it: {exc}"
+    model = SimulationModel(pinned.config)
+    cex = replay(model, model.init_states()[0], shrunk.actions, shrunk.property)
+    st = outcome.tally
+    stats = Stats(st.distinct, st.generated, len(shrunk), outcome.seconds)
+    result = Result(Verdict.VIOLATED, stats, cex, max_depth=len(shrunk), coverage=st.coverage())
+    write_bundle(trace_document(pinned, result), where)
+    text = toml_text(table)
+    if tomllib.loads(text) != table:  # pragma: no cover - toml_text writes what it is given
+        raise SimulationError(f"{pin_path}: the scenario table does not survive TOML")
+    pin_path.write_text(text, encoding="utf-8")
+    return where, pin_path, note
+
+
+def write_rows(
+    outcomes: Sequence[SimulationOutcome], out: Path, *, parquet: bool, master: str | None
+) -> list[Path]:
+    """Every walk's row of every outcome to ``out/walks.csv`` (and ``out/walks.parquet`` through Spark
+    when ``parquet``); returns the paths written."""
+    out.mkdir(parents=True, exist_ok=True)
+    rows = [r.as_dict(o.scenario.name) for o in outcomes for r in o.rows]
+    paths = [out / "walks.csv"]
+    with open(paths[0], "w", newline="", encoding="utf-8") as f:
+        writer = csv.DictWriter(f, fieldnames=ROW_COLUMNS)
+        writer.writeheader()
+        writer.writerows(rows)
+    if parquet:
+        from checker.spark import DEFAULT_MASTER, spark_session
+
+        spark = spark_session(master or DEFAULT_MASTER, app="groupcheck-simulate")
+        types = {"walk": "long", "steps": "long", "generated": "long", "seconds": "double"}
+        schema = ", ".join(f"`{c}` {types.get(c, 'string')}" for c in ROW_COLUMNS)
+        spark.createDataFrame([tuple(r[c] for c in ROW_COLUMNS) for r in rows], schema).write.mode(
+            "overwrite"
+        ).parquet(str(out / "walks.parquet"))
+        paths.append(out / "walks.parquet")
+    return paths
