@@ -145,12 +145,12 @@ def random_walk(
     """One random walk of at most ``depth`` steps, each step drawn from ``rng``.
 
     ``weight(action)`` (default 1 for every action) is how likely an action is drawn relative to the
-    others (a positive number); ``max_weight``, if given, bounds every weight (it spares computing the
-    heaviest candidate's at every step); ``successors`` checks every enabled successor of every state
-    followed, not only the one followed (see the module's docstring). ``seen(state)`` is called on every
-    state whose invariants were checked (to count distinct states), ``observe`` on every state followed,
-    and ``cover`` counts each action taken by its label and asks the pending probes of every candidate
-    tried."""
+    others (0: only when nothing weighing more is enabled); ``max_weight``, if given, bounds every weight
+    (it spares computing the heaviest candidate's at every step). ``successors`` checks every enabled
+    successor of every state followed, not only the one followed (see the module's docstring).
+    ``seen(state)`` is called on every state whose invariants were checked (to count distinct states),
+    ``observe`` on every state followed, and ``cover`` counts each action taken by its label and asks the
+    pending probes of every candidate tried."""
     refine = getattr(model, "refine", None)
     choose_outcome: Callable[[int], int] = lambda n: rng.randrange(n) if n > 1 else 0  # noqa: E731
     state = _initial(model, choose_outcome)
@@ -247,7 +247,12 @@ def _step_one(
         n = len(cands)
         k = below(n) if n > 1 else 0
         if weight is not None:  # rejection sampling: accept with probability weight / heaviest
+            spins = 0
             while rand() * top > weight(cands[k]):
+                spins += 1
+                if spins == _MAX_SPINS:  # light candidates only (or weightless): draw exactly
+                    k = _weighted_index(rng, [weight(a) for a in cands])
+                    break
                 k = below(n) if n > 1 else 0
         action = cands[k]
         nxt = model.next_state(state, action)
@@ -261,6 +266,24 @@ def _step_one(
             seen(nxt)
         return _Picked(action, nxt, _first_violation(invariants, nxt), tried, 1)
     return _Picked(None, None, None, tried, 0)
+
+
+_MAX_SPINS = 32  # rejections in a row before a step draws from the explicit weights instead
+
+
+def _weighted_index(rng: random.Random, weights: Sequence[float]) -> int:
+    """An index drawn with probability proportional to its weight; uniformly when every weight is 0 (a
+    weight of 0 means "not now": such an action is taken only when nothing weighing more is enabled)."""
+    total = sum(weights)
+    if total <= 0:
+        return rng.randrange(len(weights)) if len(weights) > 1 else 0
+    x = rng.random() * total
+    acc = 0.0
+    for k, w in enumerate(weights):
+        acc += w
+        if x < acc:
+            return k
+    return max(k for k, w in enumerate(weights) if w > 0)
 
 
 def _step_all(
@@ -293,13 +316,7 @@ def _step_all(
     if weight is None:
         k = rng.randrange(len(enabled)) if len(enabled) > 1 else 0
     else:
-        total = 0.0
-        cumulative = []
-        for action, _ in enabled:
-            total += weight(action)
-            cumulative.append(total)
-        x = rng.random() * total
-        k = next((j for j, c in enumerate(cumulative) if x < c), len(enabled) - 1)
+        k = _weighted_index(rng, [weight(action) for action, _ in enabled])
     action, nxt = enabled[k]
     return _Picked(action, nxt, None, tried, len(enabled))
 
@@ -313,14 +330,20 @@ def guided_walk(
     check_deadlock: bool = True,
     target: str | None = None,
 ) -> Walk:
-    """A walk of at most ``depth`` steps whose every decision ``chooser`` takes: the index of the next
-    action among the enabled successors that do not violate a property (in ``actions`` order), then any
-    outcome the model refines it with. Every successor is computed and checked. The first successor (in
-    ``actions`` order) that violates ``target`` — or, with ``target`` None, any property — ends the walk
-    there; with ``target`` set, successors violating another property are dead ends, never chosen. A
-    deadlock ends the walk (a violation when ``check_deadlock``). Every decision is asked of the chooser,
-    a decision among a single option too (a chooser answers 0 without drawing anything)."""
+    """A walk of at most ``depth`` steps whose every decision ``chooser`` takes. Every successor is
+    computed and checked. The first successor (in ``actions`` order) that violates ``target`` — or, with
+    ``target`` None, any property — ends the walk there; with ``target`` set, successors violating another
+    property are dead ends, never chosen. A deadlock ends the walk (a violation when ``check_deadlock``).
+
+    The next step is chosen in three decisions, so that a walk's later decisions keep their meaning when
+    an earlier step is taken out (what makes it shrink well): who acts (an index among the actors,
+    ``model.actor``, with a live successor, in order of appearance), what kind of action (among that
+    actor's labels, ``model.action_label``), which one (among its actions of that label); then any outcome
+    the model refines it with. Each decision among actions passes the chooser the options as groups of
+    actions (a group per option). Every decision is asked of the chooser, a decision among a single option
+    too (a chooser answers 0 without drawing anything)."""
     refine = getattr(model, "refine", None)
+    actor_of, label_of = model.actor, model.action_label
     state = _initial(model, lambda n: chooser(n, None))
     bad = _first_violation(invariants, state)
     if bad is not None:
@@ -329,7 +352,7 @@ def guided_walk(
     taken: list[Any] = []
     generated = tried = 0
     for _ in range(depth):
-        live: list[tuple[Any, Any]] = []
+        live: dict[Any, dict[str, list[tuple[Any, Any]]]] = {}
         enabled = 0
         for action in model.actions(state):
             tried += 1
@@ -339,7 +362,7 @@ def guided_walk(
             enabled += 1
             bad = _first_violation(invariants, nxt)
             if bad is None:
-                live.append((action, nxt))
+                live.setdefault(actor_of(action), {}).setdefault(label_of(action), []).append((action, nxt))
             elif target is None or bad == target:
                 generated += enabled
                 return Walk(init, (*taken, action), nxt, bad, "violation", generated, tried)
@@ -350,11 +373,15 @@ def guided_walk(
             return Walk(init, tuple(taken), state, DEADLOCK, "deadlock", generated, tried)
         if not live:
             return Walk(init, tuple(taken), state, None, "stuck", generated, tried)
-        k = chooser(len(live), [a for a, _ in live])
-        action, nxt = live[k]
+        by_actor = list(live.values())
+        kinds = by_actor[chooser(len(by_actor), [_flat(k) for k in by_actor])]
+        by_label = list(kinds.values())
+        pairs = by_label[chooser(len(by_label), [[a for a, _ in p] for p in by_label])]
+        action, nxt = pairs[chooser(len(pairs), [[a] for a, _ in pairs])]
         if refine is not None:
+            followed = nxt
             action, nxt = _refined(model, refine, state, action, nxt, lambda n: chooser(n, None))
-            if nxt is not live[k][1]:
+            if nxt is not followed:
                 generated += 1
                 bad = _first_violation(invariants, nxt)
                 if bad is not None:
@@ -362,6 +389,10 @@ def guided_walk(
         taken.append(action)
         state = nxt
     return Walk(init, tuple(taken), state, None, "depth", generated, tried)
+
+
+def _flat(kinds: dict[str, list[tuple[Any, Any]]]) -> list[Any]:
+    return [a for pairs in kinds.values() for a, _ in pairs]
 
 
 class ListChooser:
@@ -383,11 +414,12 @@ class ListChooser:
 
 class ReplayChooser:
     """The decisions that walk the recorded ``actions`` again, recorded in :attr:`choices` as
-    :func:`guided_walk` asks for them. At each step the next recorded action is looked up among the
-    options: ``match(option, action)`` says which outcome choices turn the listed option into the
-    recorded action (None: it does not; the default: ``[]`` when they are equal), and those are served
-    to the outcome decisions that follow. A recorded action that is not among the options (a dead end of
-    the guided walk) raises ``LookupError``. Decisions among a single option are not recorded."""
+    :func:`guided_walk` asks for them. At each decision among groups of actions, the group holding the
+    next recorded action is chosen: ``match(option, action)`` says which outcome choices turn a listed
+    option into the recorded action (None: it does not; the default: ``[]`` when they are equal); after
+    the third decision (who, what kind, which) the step is done and those choices are served to the
+    outcome decisions that follow. A recorded action not among the options (say, a dead end of the
+    guided walk) raises ``LookupError``. Decisions among a single option are not recorded."""
 
     def __init__(
         self,
@@ -398,6 +430,7 @@ class ReplayChooser:
         self._next = 0
         self._match = match or (lambda option, action: [] if option == action else None)
         self._outcomes: list[int] = []
+        self._level = 0  # decisions taken for the current step (guided_walk takes three)
         self.choices: list[int] = []
 
     def __call__(self, n: int, options: Sequence[Any] | None = None) -> int:
@@ -407,18 +440,46 @@ class ReplayChooser:
             if self._next >= len(self._actions):
                 raise ChoicesExhausted
             action = self._actions[self._next]
-            self._next += 1
-            for k, option in enumerate(options):
-                tail = self._match(option, action)
-                if tail is not None:
-                    self._outcomes = list(tail)
-                    value = k
-                    break
-            else:
-                raise LookupError(f"step {self._next}: {action!r} is not among the enabled options")
+            value, tail = next(
+                (
+                    (k, t)
+                    for k, group in enumerate(options)
+                    for o in group
+                    if (t := self._match(o, action)) is not None
+                ),
+                (-1, None),
+            )
+            if tail is None:
+                raise LookupError(f"step {self._next + 1}: {action!r} is not among the enabled options")
+            self._level += 1
+            if self._level == 3:  # who, what kind, which: the step is chosen
+                self._level = 0
+                self._next += 1
+                self._outcomes = list(tail)
         if n > 1:
             self.choices.append(value)
         return value
+
+
+def shorten(actions: Sequence[Any], fails: Callable[[list[Any]], bool]) -> list[Any]:
+    """Delta debugging on a failing sequence of actions: take out chunks of steps (halves, quarters...,
+    single steps, last first) for as long as ``fails`` holds of what is left, until no single step can
+    go. Deterministic; ``fails(list(actions))`` is assumed."""
+    current = list(actions)
+    size = max(1, len(current) // 2)
+    while True:
+        removed = False
+        end = len(current)
+        while end > 0:
+            start = max(0, end - size)
+            candidate = current[:start] + current[end:]
+            if candidate != current and fails(candidate):
+                current = candidate
+                removed = True
+            end = start
+        if size == 1 and not removed:
+            return current
+        size = max(1, size // 2) if not removed else size
 
 
 def label_weight(seed: int, label: str, weights: Sequence[float]) -> float:

@@ -420,6 +420,8 @@ def _simulation_lines(o: object, args: argparse.Namespace) -> list[str]:
             lines.append(f"    regression scenario: {o.pinned} (groupcheck check {o.pinned})")
         if o.pinned_note:
             lines.append(f"    note: the regression scenario is {o.pinned_note}")
+    for r in o.other_violations:
+        lines.append(f"    also violated {r.violation} in walk {r.walk} (rerun it alone: {rerun} {r.walk})")
     actions = ", ".join(f"{name} {n:,}" for name, n in t.coverage().actions)
     phases = ", ".join(map(str, sorted(t.phases))) or "none"
     off = sc.switches_off

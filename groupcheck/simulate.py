@@ -58,6 +58,7 @@ from checker.simulate import (
     invariants_of,
     label_weight,
     random_walk,
+    shorten,
 )
 from model.choice import Plan
 from model.config import FAULT_NAMES, Config
@@ -71,7 +72,7 @@ from model.scenario import (
     load_scenario,
     scenario_from_data,
 )
-from model.state import GONE, MEMBER, NONE, STEADY, Budget, World
+from model.state import DOWN, GONE, MEMBER, NONE, STEADY, Budget, World
 from traces import write_bundle
 
 # the weights a swarm walk gives action labels (each label one of these, drawn from the walk's seed)
@@ -249,33 +250,48 @@ def default_stable_within(cfg: Config) -> int:
 
 @dataclass(frozen=True, slots=True)
 class Swarm:
-    """One walk's configuration: its number, its seed, its fault budgets and its action weights."""
+    """One walk's configuration: its number, its seed, its fault budgets, from which step on each fault
+    kind may strike (a fault held back until then: many bugs need a fault at one precise moment of a
+    rebalance, which a walk that spends its budget in the first steps never reaches), and its action
+    weights."""
 
     walk: int
     seed: int
     budget: Budget
-    uniform: bool  # walk 0: every action weighs 1
+    uniform: bool  # walk 0: every action weighs 1, no fault held back
+    delays: tuple[tuple[str, int], ...] = ()  # (fault action label, first step it may be taken)
 
     def weight(self, label: str) -> float:
         return 1.0 if self.uniform else label_weight(self.seed, label, WEIGHTS)
 
-    def weigher(self) -> Callable[[Act], float] | None:
-        """The walk's weight of an action (by its label, each label's weight computed once), None for a
-        uniform walk."""
+    def weigher(self, now: Callable[[], int]) -> Callable[[Act], float] | None:
+        """The walk's weight of an action (by its label, each label's weight computed once): 0 for a
+        fault held back at step ``now()``; None for a uniform walk."""
         if self.uniform:
             return None
         table: dict[str, float] = {}
+        delays = dict(self.delays)
 
         def weight(a: Act) -> float:
-            w = table.get(a.name)
+            name = a.name
+            w = table.get(name)
             if w is None:
-                w = table[a.name] = self.weight(a.name)
+                w = table[name] = self.weight(name)
+            if delays and name in delays and now() < delays[name]:
+                return 0.0
             return w
 
         return weight
 
     def faults(self) -> str:
-        text = ", ".join(f"{k}={v}" for k in FAULT_NAMES if (v := getattr(self.budget, k)))
+        delays = {
+            fault: d for fault in FAULT_NAMES for label, d in self.delays if FAULT_ACTIONS[fault] == label
+        }
+        text = ", ".join(
+            f"{k}={v}" + (f" (from step {delays[k]})" if delays.get(k) else "")
+            for k in FAULT_NAMES
+            if (v := getattr(self.budget, k))
+        )
         return text or "none"
 
     def weights(self, labels: Sequence[str]) -> str:
@@ -294,18 +310,24 @@ class Swarm:
         return text if labels is None else f"{text}; weights {self.weights(labels)}"
 
 
-def swarm(cfg: Config, seed: int, walk: int) -> Swarm:
-    """Walk ``walk``'s configuration in a run seeded ``seed`` over a scenario of ``cfg``."""
+def swarm(cfg: Config, seed: int, walk: int, depth: int) -> Swarm:
+    """Walk ``walk``'s configuration in a run seeded ``seed`` over a scenario of ``cfg`` with walks of
+    ``depth`` steps: each fault kind the scenario budgets is kept with probability one half, with a budget
+    from 1 to the scenario's, and held back (with probability one half) until a step drawn from the first
+    half of the walk; each action label gets a weight from :data:`WEIGHTS`."""
     walk_seed = derive_seed(seed, walk)
     if walk == 0:
         return Swarm(walk, walk_seed, cfg.budget, True)
     rng = random.Random(walk_seed)
     budgets = {}
+    delays = []
     for name in FAULT_NAMES:
         b = getattr(cfg.budget, name)
         keep = rng.random() < 0.5
         budgets[name] = rng.randint(1, b) if keep and b else 0
-    return Swarm(walk, walk_seed, Budget(**budgets), False)
+        if budgets[name] and rng.random() < 0.5:
+            delays.append((FAULT_ACTIONS[name], rng.randrange(1, max(2, depth // 2))))
+    return Swarm(walk, walk_seed, Budget(**budgets), False, tuple(delays))
 
 
 def walk_config(cfg: Config, budget: Budget) -> Config:
@@ -350,25 +372,44 @@ class WalkRow:
 
 class _Liveness:
     """The suspected-livelock check of one walk: is the group stable within ``k`` steps after each fault
-    (or the start), before the next fault?"""
+    (or the start), before the next fault? It also ends a walk that has gone quiet (:func:`quiet`) after
+    at least ``tail`` steps: nothing is left there but the steady state, which the first ``tail`` steps
+    of a walk explore well enough."""
 
-    def __init__(self, stable: Callable[[Any], bool], k: int, label: Callable[[Any], str]) -> None:
-        self.stable, self.k, self.label = stable, k, label
+    def __init__(self, stable: Callable[[Any], bool], k: int, label: Callable[[Any], str], tail: int) -> None:
+        self.stable, self.k, self.label, self.tail = stable, k, label, tail
         self.since = 0  # the step of the last fault (0: the start)
         self.settled = False  # stable since then
         self.suspect: str | None = None
+        self.quiet = False  # the walk ended because it went quiet
 
     def __call__(self, i: int, action: Any, state: Any) -> bool:
         if action is not None and self.label(action) in FAULT_LABELS:
             self.since, self.settled = i, False
-        if self.settled or self.suspect is not None:
-            return False
-        if self.stable(state):
-            self.settled = True
-        elif i - self.since >= self.k:
-            what = "the start" if self.since == 0 else f"the fault at step {self.since}"
-            self.suspect = f"not stable within {self.k} steps after {what}"
+        if not self.settled and self.suspect is None:
+            if self.stable(state):
+                self.settled = True
+            elif i - self.since >= self.k:
+                what = "the start" if self.since == 0 else f"the fault at step {self.since}"
+                self.suspect = f"not stable within {self.k} steps after {what}"
+        if self.settled and i >= self.tail and quiet(state) and self.stable(state):
+            self.quiet = True
+            return True
         return False
+
+
+def quiet(w: World) -> bool:
+    """No fault can strike any more (every budget spent) and every consequence of one is over: every
+    broker is up and no one is paused, no link is cut and no consumer is down (to restart). With the group
+    stable too, a walk has nothing left to reach but the steady state."""
+    b = w.budget
+    if any(getattr(b, name) for name in FAULT_NAMES):
+        return False
+    if any(not br.up or br.paused for br in w.brokers):
+        return False
+    if any(c.status == DOWN or c.paused for c in w.consumers):
+        return False
+    return not any(ln.cut for ln in w.links)
 
 
 class _Phases:
@@ -419,7 +460,15 @@ class Walker:
         self.settings = settings
         self.depth = settings.depth or default_depth(sc.config)
         self.k = settings.stable_within or default_stable_within(sc.config)
+        self.tail = 4 * (sc.config.total_consumers + sc.config.brokers)  # steps before a walk may end quiet
         self._models: dict[Budget, SimulationModel] = {}
+        # a scenario that expects a violation is walked until that property is violated (walks that
+        # violate another one are reported too); any other stops at the first violation
+        self.target = sc.expect_property if sc.expect_verdict == "violated" else None
+
+    def stops(self, violation: str | None) -> bool:
+        """Whether a walk that ended with ``violation`` ends the run."""
+        return violation is not None and (self.target is None or violation == self.target)
 
     def model(self, budget: Budget) -> SimulationModel:
         m = self._models.get(budget)
@@ -428,7 +477,7 @@ class Walker:
         return m
 
     def swarm(self, walk: int) -> Swarm:
-        return swarm(self.sc.config, self.settings.seed, walk)
+        return swarm(self.sc.config, self.settings.seed, walk, self.depth)
 
     def walk(
         self, i: int, cover: CoverageCounter | None = None, seen: set[int] | None = None
@@ -436,10 +485,13 @@ class Walker:
         """Run walk ``i``: its swarm, the walk, its row and the phases it reached."""
         sw = self.swarm(i)
         model = self.model(sw.budget)
-        liveness = _Liveness(stable_predicate(model), self.k, model.action_label)
+        liveness = _Liveness(stable_predicate(model), self.k, model.action_label, self.tail)
         phases = _Phases()
 
+        now = [0]
+
         def observe(step: int, action: Any, state: Any) -> bool:
+            now[0] = step
             phases(state)
             return liveness(step, action, state)
 
@@ -458,7 +510,7 @@ class Walker:
             depth=self.depth,
             check_deadlock=self.sc.check_deadlock,
             successors=self.settings.successors,
-            weight=sw.weigher(),
+            weight=sw.weigher(lambda: now[0]),
             max_weight=max(WEIGHTS),
             cover=cover,
             seen=add,
@@ -472,7 +524,7 @@ class Walker:
             sw.faults(),
             sw.weights(labels),
             len(w),
-            w.ended,
+            "quiet" if liveness.quiet else w.ended,
             w.violation,
             liveness.suspect,
             w.generated,
@@ -481,8 +533,8 @@ class Walker:
         return sw, w, row, phases
 
     def chunk(self, walks: Sequence[int], deadline: float | None = None) -> tuple[list[WalkRow], Tally]:
-        """Run ``walks`` in order until one violates a property (or ``deadline``, a ``time.time()``, has
-        passed before a walk starts): their rows and what they covered together."""
+        """Run ``walks`` in order until one ends the run (:meth:`stops`; or ``deadline``, a
+        ``time.time()``, has passed before a walk starts): their rows and what they covered together."""
         rows: list[WalkRow] = []
         counts: dict[str, int] = {}
         fired: set[str] = set()
@@ -499,7 +551,7 @@ class Walker:
                 counts[k] = counts.get(k, 0) + v
             fired.update(cover.fired)
             phases |= reached.reached
-            if w.violation is not None:
+            if self.stops(w.violation):
                 break
         fps = np.fromiter(seen, dtype=np.uint64, count=len(seen))
         fps.sort()
@@ -631,16 +683,39 @@ class _Shrinker:
 
 
 def shrink(sc: Scenario, cfg: Config, actions: Sequence[Act], prop: str, *, seed: int, depth: int) -> Shrunk:
-    """Shrink the walk ``actions`` (over ``cfg``, a configuration within ``sc``'s) that violates ``prop``
-    with Hypothesis's shrinker; deterministic for the same inputs and ``seed``."""
+    """Shrink the walk ``actions`` (over ``cfg``, a configuration within ``sc``'s) that violates ``prop``:
+    Hypothesis's shrinker on the walk's choices (:class:`_Shrinker`), then delta debugging on its actions
+    (:func:`checker.simulate.shorten`: steps taken out while the rest still replays to the violation) and,
+    if that took any out, Hypothesis once more from there. Deterministic for the same inputs and ``seed``.
+    """
     shrinker = _Shrinker(sc, prop, max(depth, len(actions)))
-    choices, seeded = shrinker.seed_choices(cfg, actions)
-    if seeded.violation != prop:
-        raise SimulationError(f"the violating walk does not replay as a guided walk ({seeded.violation})")
-    found = _hypothesis_minimal(shrinker.strategy(), lambda cw: cw[1].violation == prop, choices, seed)
-    cfg2, w = found if found is not None else (cfg, seeded)
-    cfg2, acts = _tighten(sc, cfg2, w, prop)
-    return Shrunk(cfg2, w.init_state, tuple(acts), prop, len(actions), shrinker.calls)
+    best_cfg, best = cfg, list(actions)
+    for round_ in range(2):
+        try:
+            choices, seeded = shrinker.seed_choices(best_cfg, best)
+        except LookupError:  # pragma: no cover - a replayed walk has no dead end
+            break
+        if seeded.violation != prop:
+            if round_ == 0:
+                raise SimulationError(
+                    f"the violating walk does not replay as a guided walk ({seeded.violation})"
+                )
+            break
+        found = _hypothesis_minimal(
+            shrinker.strategy(), lambda cw: cw[1].violation == prop, choices, derive_seed(seed, round_)
+        )
+        cfg2, w = found if found is not None else (best_cfg, seeded)
+        model = shrinker.model(cfg2)
+        shorter = shorten(w.actions, lambda acts, m=model: replays_to(m, sc, acts, prop))
+        if len(shorter) > len(best) or (len(shorter) == len(best) and cfg2 == best_cfg):
+            break
+        progressed = len(shorter) < len(w.actions)
+        best_cfg, best = cfg2, shorter
+        if not progressed:
+            break
+    best_cfg, best = _tighten(sc, best_cfg, best, prop)
+    init = shrinker.model(best_cfg).init_states()[0]
+    return Shrunk(best_cfg, init, tuple(best), prop, len(actions), shrinker.calls)
 
 
 class _Found(Exception):
@@ -693,17 +768,17 @@ def _hypothesis_minimal(
     return None
 
 
-def _tighten(sc: Scenario, cfg: Config, w: Walk, prop: str) -> tuple[Config, list[Act]]:
+def _tighten(sc: Scenario, cfg: Config, actions: list[Act], prop: str) -> tuple[Config, list[Act]]:
     """Each fault budget cut to the faults the walk injects (a budget it does not spend only adds
     actions to the scenario), where the actions still replay to the same violation."""
-    used = {name: sum(1 for a in w.actions if a.name == FAULT_ACTIONS[name]) for name in FAULT_NAMES}
+    used = {name: sum(1 for a in actions if a.name == FAULT_ACTIONS[name]) for name in FAULT_NAMES}
     budget = Budget(**{n: min(getattr(cfg.budget, n), used[n]) for n in FAULT_NAMES})
     if cfg.failover_phase is not None and budget.coordinator_failovers == 0:
         budget = replace(budget, coordinator_failovers=cfg.budget.coordinator_failovers)
     tight = walk_config(replace(cfg, failover_phase=sc.config.failover_phase), budget)
-    if tight != cfg and replays_to(SimulationModel(tight), sc, w.actions, prop):
-        return tight, list(w.actions)
-    return cfg, list(w.actions)
+    if tight != cfg and replays_to(SimulationModel(tight), sc, actions, prop):
+        return tight, actions
+    return cfg, actions
 
 
 def replays_to(model: Model[Any, Any], sc: Scenario, actions: Sequence[Any], prop: str) -> bool:
@@ -749,10 +824,23 @@ class SimulationOutcome:
     pinned_note: str | None = None  # why the pinning scenario cannot be checked exhaustively, if so
     vacuous: tuple[str, ...] = ()
     notes: tuple[str, ...] = ()
+    found_after: float | None = None  # seconds from the start to the violating walk's chunk
+    shrink_seconds: float = 0.0
 
     @property
     def walks(self) -> int:
         return len(self.rows)
+
+    @property
+    def other_violations(self) -> tuple[WalkRow, ...]:
+        """The first walk violating each property but the reported one (a scenario expecting a
+        violation is walked until that property is violated)."""
+        reported = None if self.violation is None else self.violation.violation
+        firsts: dict[str, WalkRow] = {}
+        for r in self.rows:
+            if r.violation is not None and r.violation != reported:
+                firsts.setdefault(r.violation, r)
+        return tuple(firsts.values())
 
     @property
     def steps(self) -> int:
@@ -917,22 +1005,27 @@ def simulate_scenario(
     results = _run_spark(sc, settings) if settings.engine == "spark" else _run_local(sc, settings, deadline)
     rows: list[WalkRow] = []
     tally = Tally()
-    violation = None
+    walker = _walker(sc, settings)
+    found_after = None
     try:
         for chunk_rows, chunk_tally in results:
             rows.extend(chunk_rows)
             tally.add(chunk_tally)
             if progress is not None:
                 progress(len(rows), tally.steps, time.perf_counter() - started)
-            bad = next((r for r in chunk_rows if r.violation is not None), None)
-            if bad is not None:
-                violation = bad
+            if any(walker.stops(r.violation) for r in chunk_rows):
+                found_after = time.perf_counter() - started
                 break
     finally:
         close = getattr(results, "close", None)
         if close is not None:
             close()
-    walker = _walker(sc, settings)
+    # the walk that ended the run; else (a scenario expecting another violation) the first violating one
+    violation = next((r for r in rows if walker.stops(r.violation)), None)
+    if violation is None:
+        violation = next((r for r in rows if r.violation is not None), None)
+    if violation is not None and found_after is None:
+        found_after = time.perf_counter() - started
     notes = _notes(sc, walker)
     outcome = SimulationOutcome(
         sc,
@@ -945,6 +1038,7 @@ def simulate_scenario(
         violation,
         vacuous=vacuity(sc, tally.coverage()),
         notes=notes,
+        found_after=found_after,
     )
     if violation is None:
         return outcome
@@ -953,6 +1047,7 @@ def simulate_scenario(
     if not settings.shrink:
         return outcome
     assert w.violation is not None
+    shrink_start = time.perf_counter()
     shrunk = shrink(
         sc,
         walk_config(sc.config, sw.budget),
@@ -961,7 +1056,8 @@ def simulate_scenario(
         seed=derive_seed(settings.seed, "shrink", violation.walk),
         depth=walker.depth,
     )
-    outcome = replace(outcome, shrunk=shrunk, seconds=time.perf_counter() - started)
+    now = time.perf_counter()
+    outcome = replace(outcome, shrunk=shrunk, seconds=now - started, shrink_seconds=now - shrink_start)
     if out_dir is None:
         return outcome
     trace_dir, pinned, note = write_counterexample(sc, outcome, shrunk, out_dir)
