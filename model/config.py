@@ -52,6 +52,13 @@ class Config:
     assignor: str = "range"
 
     @property
+    def sticky_user_data(self) -> bool:
+        """Eager (or static) members with the sticky assignor send the partitions they last received and
+        that generation in their JoinGroup metadata (Kafka's StickyAssignor user data, KIP-341), and the
+        leader assigns with them; cooperative members always send what they own."""
+        return self.assignor == "sticky" and self.protocol in ("eager", "static")
+
+    @property
     def eager_rejoin(self) -> bool:
         """Members give up every partition when they rejoin (eager, and static which runs over eager)."""
         return self.protocol in ("eager", "static")

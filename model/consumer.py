@@ -115,10 +115,14 @@ def join_group(cfg: Config, w: World, c: int) -> World | None:
     if cfg.eager_rejoin and cfg.switches.stop_fetching_before_rejoin:
         # Kafka's onJoinPrepare (eager): every partition is revoked before the JoinGroup goes out
         cons = replace(cons, assignment=(), positions=(), fetching=False)
+    mid = -1 if cons.member_id is None else cons.member_id
     if cfg.protocol == "cooperative":
         # KIP-429: the JoinGroup metadata names the partitions it still owns, and since when
-        mid = -1 if cons.member_id is None else cons.member_id
         claims = ((mid, cons.assignment, cons.owned_gen),)
+    elif cfg.sticky_user_data:
+        # eager StickyAssignor: the user data names the partitions it last received and their generation
+        # (it has just revoked them, but the assignor remembers)
+        claims = ((mid, cons.remembered, cons.owned_gen),)
     return _send(cfg, w, c, cons, "join", Msg("JoinGroup", cons.member_id, cons.generation, claims=claims))
 
 
@@ -152,12 +156,17 @@ def sync_group(cfg: Config, w: World, c: int) -> World | None:
 def _leader_assignment(cfg: Config, cons: Consumer, sizes: tuple[int, ...]) -> dict[int, tuple[int, ...]]:
     """What the group leader assigns. Cooperative: the members' ownership claims go in, and with
     ``revoke_before_assign`` a partition moving between members is withheld this round (cooperative-
-    sticky); without it the plain sticky target is handed out at once."""
-    if cfg.protocol != "cooperative":
+    sticky); without it the plain sticky target is handed out at once. Eager sticky: the claims of the
+    members' user data go in (what each last received, and in which generation)."""
+    if cfg.protocol != "cooperative" and not cfg.sticky_user_data:
         return ASSIGNORS[cfg.assignor](list(cons.to_assign), sizes, cfg.topic_offsets)
     topics = tuple(range(len(sizes)))
-    specs = [MemberSpec(m, topics, owned, gen) for m, owned, gen in cons.claims]
-    name = "cooperative-sticky" if cfg.switches.revoke_before_assign else "sticky"
+    claimed = {m: (owned, gen) for m, owned, gen in cons.claims}
+    specs = [MemberSpec(m, topics, *claimed.get(m, ((), -1))) for m in cons.to_assign]
+    if cfg.protocol != "cooperative":
+        name = "sticky"
+    else:
+        name = "cooperative-sticky" if cfg.switches.revoke_before_assign else "sticky"
     return assign(name, specs, sizes, cfg.topic_offsets)
 
 
@@ -284,6 +293,7 @@ def receive(cfg: Config, w: World, c: int, b: int) -> World | None:
             claims=msg.claims,
         )
         if cfg.eager_rejoin:
+            w = _release_processed(w, cons)
             cons = replace(cons, assignment=(), positions=(), fetching=False, dirty=False)
     elif msg.kind == "SyncGroupResponse":
         if err == OK:
@@ -291,12 +301,16 @@ def receive(cfg: Config, w: World, c: int, b: int) -> World | None:
             if cfg.protocol == "static":
                 w = _took_over(w, msg)
             cons = _cooperative_assigned(cons, msg) if cfg.protocol == "cooperative" else _assigned(cons, msg)
+            if cfg.sticky_user_data:  # StickyAssignor.onAssignment remembers it for the next JoinGroup
+                cons = replace(cons, remembered=cons.assignment, owned_gen=msg.generation)
         elif err == ILLEGAL_GENERATION:
             cons = _lose(cfg, _stop(cfg, cons))
         else:
             cons = _stop(cfg, cons)  # REBALANCE_IN_PROGRESS: rejoin
     elif msg.kind == "JoinGroupResponse" and err == OK:
-        w = _handed_to(_received_generation(w, msg), c, cons, msg)
+        # seed 000: every assigned partition restarts from its committed offset, held ones too
+        w = _release_processed(w, cons)
+        w = _handed_to(_received_generation(w, msg), c, replace(cons, assignment=()), msg)
         cons = _assigned(cons, msg)
     return replace(w, consumers=tset(w.consumers, c, cons), links=links)
 
@@ -304,6 +318,20 @@ def receive(cfg: Config, w: World, c: int, b: int) -> World | None:
 def _received_generation(w: World, msg: Msg) -> World:
     """A consumer received an assignment in ``msg.generation`` (``generation-monotonic`` counts it)."""
     return replace(w, hist=replace(w.hist, max_issued=max(w.hist.max_issued, msg.generation)))
+
+
+def _release_processed(w: World, cons: Consumer) -> World:
+    """The consumer drops (or restarts) its positions while it has processed records it has not
+    committed, and nobody tells it anything failed: the application treated those records as done, so
+    they count as handed over (``no-duplicate-processing`` then sees the next owner process them again).
+    Records processed while a commit nobody waits for was in flight end here, for example."""
+    if not cons.dirty:
+        return w
+    handed = w.hist.handed
+    for s, p in zip(cons.assignment, cons.positions, strict=True):
+        if p > handed[s]:
+            handed = tset(handed, s, p)
+    return replace(w, hist=replace(w.hist, handed=handed))
 
 
 def _handed_to(w: World, c: int, cons: Consumer, msg: Msg) -> World:

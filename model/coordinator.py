@@ -9,8 +9,9 @@ failover can strike between any two of them and a scenario can pin ``failover_ph
 2. ``BeginRebalance``: from now on heartbeats are answered IllegalGeneration ("Prepare for rebalance");
 3. the first JoinGroup of the round arrives (JoinGroups are held: they are answered in phase 5);
 4. ``CompleteJoin``: once every known member has rejoined (or been declared dead), it bumps the generation,
-   gives member ids to new members, computes the ownership and writes generation + membership + ownership
-   to the log in one record (two records with ``atomic_generation_write`` off);
+   gives member ids to new members (each of any rank among the ids in use: :mod:`model.choice`), computes
+   the ownership and writes generation + membership + ownership to the log in one record (two records
+   with ``atomic_generation_write`` off, in either order);
 5. ``RespondJoinGroup``: the JoinGroup responses go out, one step per member, in consumer order.
 
 Rules from seed 000: a commit must carry a known member id and the current generation (both higher and
@@ -25,6 +26,7 @@ from __future__ import annotations
 from dataclasses import replace
 
 from model.assignors import ASSIGNORS, owner_per_slot
+from model.choice import Plan
 from model.config import Config
 from model.network import link, link_index, pop_at_broker, to_consumer
 from model.state import (
@@ -37,6 +39,7 @@ from model.state import (
     OK,
     PREPARE,
     REBALANCING,
+    REC_GENERATION,
     REC_GROUP,
     REC_MEMBERS,
     REC_OFFSETS,
@@ -50,6 +53,9 @@ from model.state import (
     World,
     tset,
 )
+
+# the log records that carry (part of) a new generation
+GROUP_RECORDS = (REC_GROUP, REC_MEMBERS, REC_GENERATION)
 
 
 def active_broker(w: World, b: int) -> Broker | None:
@@ -121,8 +127,8 @@ def take_request(cfg: Config, w: World, b: int, c: int) -> tuple[Broker, Msg, tu
     return br, msg, links
 
 
-def handle(cfg: Config, w: World, b: int, c: int) -> World | None:
-    """Broker ``b`` takes the next request of consumer ``c``."""
+def handle(cfg: Config, w: World, b: int, c: int, plan: Plan | None = None) -> World | None:
+    """Broker ``b`` takes the next request of consumer ``c`` (``plan``: the step's choices)."""
     taken = take_request(cfg, w, b, c)
     if taken is None:
         return None
@@ -141,7 +147,7 @@ def handle(cfg: Config, w: World, b: int, c: int) -> World | None:
     if kind == "OffsetCommit":
         return _commit(cfg, w, b, br, c, msg, links)
     if kind == "JoinGroup":
-        return _join(cfg, w, b, br, c, msg, links)
+        return _join(cfg, w, b, br, c, msg, links, plan or Plan(w))
     if kind == "LeaveGroup":
         return _leave(w, b, br, c, msg, links)
     raise AssertionError(f"unknown request {kind}")
@@ -214,7 +220,9 @@ def store_commit(
     return reply(cfg, w, b, br, c, links, Msg("OffsetCommitResponse", offsets=msg.offsets))
 
 
-def _join(cfg: Config, w: World, b: int, br: Broker, c: int, msg: Msg, links: tuple[Link, ...]) -> World:
+def _join(
+    cfg: Config, w: World, b: int, br: Broker, c: int, msg: Msg, links: tuple[Link, ...], plan: Plan
+) -> World:
     mid = msg.member_id
     # a member declared dead in the rebalance under way may still rejoin with its id (slow consumer 5)
     known = mid is None or mid in member_ids(br) or (mid, c) in br.dead
@@ -226,8 +234,8 @@ def _join(cfg: Config, w: World, b: int, br: Broker, c: int, msg: Msg, links: tu
     if br.role == REBALANCING and not br.answered:
         # slow consumer step 5: no JoinGroup response has gone out yet: include it in this generation
         br = replace(br, joined=tuple(sorted((*joined, entry), key=entry_key)), late=late)
-        w, br = _assign(cfg, replace(w, links=links), br)
-        return schedule_write(cfg, w, b, br)
+        w, br = _assign(cfg, replace(w, links=links), br, plan)
+        return schedule_write(cfg, w, b, br, plan)
     if br.role == REBALANCING:
         # slow consumer step 6: responses already went out: it waits for the round that follows
         br = replace(br, late=tuple(sorted((*late, entry), key=entry_key)))
@@ -263,7 +271,7 @@ def begin_rebalance(cfg: Config, w: World, b: int) -> World | None:
     return set_broker(w, b, replace(br, role=PREPARE, phase=3 if br.joined else 2))
 
 
-def complete_join(cfg: Config, w: World, b: int) -> World | None:
+def complete_join(cfg: Config, w: World, b: int, plan: Plan | None = None) -> World | None:
     """Phase 4: every known member has rejoined: bump the generation, assign, write to the log."""
     br = active_broker(w, b)
     if br is None or br.role != PREPARE or w.leader != b:
@@ -272,13 +280,16 @@ def complete_join(cfg: Config, w: World, b: int) -> World | None:
     if any(m not in joined_ids for m in member_ids(br)):
         return None
     br = replace(br, role=REBALANCING, generation=br.generation + 1, answered=(), expired=None, trigger=None)
-    w, br = _assign(cfg, w, br)
-    return schedule_write(cfg, w, b, br)
+    plan = plan or Plan(w)
+    w, br = _assign(cfg, w, br, plan)
+    return schedule_write(cfg, w, b, br, plan)
 
 
-def _assign(cfg: Config, w: World, br: Broker) -> tuple[World, Broker]:
-    """Give member ids to new members and compute the ownership for everyone who joined this round."""
-    w, joined = give_member_ids(w, br.joined)
+def _assign(cfg: Config, w: World, br: Broker, plan: Plan) -> tuple[World, Broker]:
+    """Give member ids to new members and compute the ownership for everyone who joined this round. The
+    JoinGroups are then held in member-id order (the order their responses go out in)."""
+    w, joined = give_member_ids(w, br.joined, plan)
+    joined = tuple(sorted(joined, key=lambda e: e[1]))
     members = tuple(sorted((m, c) for c, m in joined))
     owned = ASSIGNORS[cfg.assignor]([m for m, _ in members], w.sizes, cfg.topic_offsets)
     ownership = owner_per_slot(owned, cfg.slots)
@@ -287,21 +298,30 @@ def _assign(cfg: Config, w: World, br: Broker) -> tuple[World, Broker]:
 
 
 def give_member_ids(
-    w: World, joined: tuple[tuple[int, int | None], ...]
+    w: World, joined: tuple[tuple[int, int | None], ...], plan: Plan
 ) -> tuple[World, tuple[tuple[int, int], ...]]:
-    """Every (consumer, member id) JoinGroup entry with an id: new members get fresh ones."""
+    """Every (consumer, member id) JoinGroup entry with an id: new members (in the order of ``joined``)
+    get fresh ones, each of the rank ``plan`` chooses among the ids in use (Kafka: ``client.id`` + a
+    UUID, which sorts anywhere)."""
     hist = w.hist
     out = []
     for c, mid in joined:
         if mid is None:
-            mid, hist = hist.next_member_id, replace(hist, next_member_id=hist.next_member_id + 1)
+            mid = plan.new_member_id()  # type: ignore[assignment]
+            if mid == int(mid):
+                hist = replace(hist, next_member_id=max(hist.next_member_id, int(mid) + 1))
         out.append((c, mid))
-    return replace(w, hist=hist), tuple(out)
+    return replace(w, hist=hist), tuple(out)  # type: ignore[arg-type]
 
 
-def schedule_write(cfg: Config, w: World, b: int, br: Broker) -> World:
-    """Queue the phase-4 record(s); with ``persist_before_respond`` the first is written in this step."""
-    records = (REC_GROUP,) if cfg.switches.atomic_generation_write else (REC_MEMBERS, REC_GROUP)
+def schedule_write(cfg: Config, w: World, b: int, br: Broker, plan: Plan) -> World:
+    """Queue the phase-4 record(s); with ``persist_before_respond`` the first is written in this step.
+    A non-atomic write (``atomic_generation_write`` off) puts one half first — the membership, or the
+    generation + ownership (the plan chooses) — and the whole group second."""
+    if cfg.switches.atomic_generation_write:
+        records: tuple[str, ...] = (REC_GROUP,)
+    else:
+        records = ((REC_MEMBERS, REC_GENERATION)[plan.choose(2, default=0)], REC_GROUP)
     if cfg.switches.persist_before_respond:
         # a non-atomic write leaves the second record for a later step
         w = write_record(w, b, br, records[0])
@@ -320,6 +340,14 @@ def write_record(w: World, b: int, br: Broker, record: str) -> World:
     log = w.log
     if record == REC_MEMBERS:
         log = replace(log, members=br.members)
+    elif record == REC_GENERATION:
+        log = replace(
+            log,
+            generation=br.generation,
+            ownership=br.ownership,
+            sizes=br.sizes,
+            leader_member=br.leader_member,
+        )
     elif record == REC_GROUP:
         log = replace(
             log,
@@ -349,7 +377,7 @@ def part_of(br: Broker, mid: int) -> tuple[tuple[int, int], ...]:
 
 
 def group_unwritten(br: Broker) -> bool:
-    return REC_GROUP in br.unwritten or REC_MEMBERS in br.unwritten
+    return any(r in GROUP_RECORDS for r in br.unwritten)
 
 
 def respond_join_group(cfg: Config, w: World, b: int) -> World | None:
@@ -416,15 +444,26 @@ def expirable(cfg: Config, w: World, b: int, mid: int) -> tuple[Broker, int] | N
     c = entry[1]
     if holds_request_of(br, c) and any(e == (c, mid) for e in (*br.joined, *br.late, *br.syncs)):
         return None  # kept alive while its JoinGroup (Kafka: or SyncGroup) is held
+    return (br, c) if expiry_cause(cfg, w, b, c, mid) is not None else None
+
+
+def expiry_cause(cfg: Config, w: World, b: int, c: int, mid: int) -> str | None:
+    """Why member ``mid`` (consumer ``c``) sends broker ``b`` no heartbeat — its consumer is gone
+    (``down``, ``left``, ``fenced``), ``paused``, ``cut`` off from ``b``, talking to ``another``
+    coordinator or ``rediscovering`` one, or has another identity (``new-id``, ``no-id``) — or ``None``
+    when nothing stops its heartbeats (then its session does not expire)."""
     cons = w.consumers[c]
-    cause = (
-        cons.status in GONE
-        or cons.paused
-        or link(cfg, w, c, b).cut
-        or cons.coordinator != b
-        or (cons.member_id != mid and not _response_in_flight(cfg, w, b, c, mid))
-    )
-    return (br, c) if cause else None
+    if cons.status in GONE:
+        return cons.status
+    if cons.paused:
+        return "paused"
+    if link(cfg, w, c, b).cut:
+        return "cut"
+    if cons.coordinator != b:
+        return "rediscovering" if cons.coordinator is None else "another"
+    if cons.member_id != mid and not _response_in_flight(cfg, w, b, c, mid):
+        return "no-id" if cons.member_id is None else "new-id"
+    return None
 
 
 def close_member_link(cfg: Config, w: World, b: int, c: int) -> World:

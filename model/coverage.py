@@ -34,6 +34,7 @@ FAULT_ACTIONS: dict[str, str] = {
     "consumer_leaves": "LeaveGroup",
     "consumer_joins": "ConsumerJoin",
     "partition_growth": "AddPartition",
+    "leader_moves": "MoveLeadership",
 }
 assert set(FAULT_ACTIONS) == set(FAULT_NAMES), "every fault budget needs the action that spends it"
 

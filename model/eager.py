@@ -32,6 +32,7 @@ from __future__ import annotations
 from dataclasses import replace
 
 from model import coordinator as classic
+from model.choice import Plan
 from model.config import Config
 from model.network import to_consumer
 from model.state import (
@@ -45,7 +46,6 @@ from model.state import (
     REBALANCE_IN_PROGRESS,
     REBALANCING,
     REC_GROUP,
-    REC_MEMBERS,
     STARTUP_NOT_COMPLETE,
     STEADY,
     UNKNOWN_CONSUMER,
@@ -89,11 +89,13 @@ def group_state(br: Broker) -> str | None:
     return EMPTY if br.leader_member is None else STABLE
 
 
-def handle(cfg: Config, w: World, b: int, c: int) -> World | None:
-    """Broker ``b`` takes the next request of consumer ``c`` (eager protocol)."""
+def handle(cfg: Config, w: World, b: int, c: int, plan: Plan | None = None) -> World | None:
+    """Broker ``b`` takes the next request of consumer ``c`` (eager protocol; ``plan``: the step's
+    choices)."""
     taken = classic.take_request(cfg, w, b, c)
     if taken is None:
         return None
+    plan = plan or Plan(w)
     br, msg, links = taken
     kind = msg.kind
     if kind == "LeaveGroup" and br.role in (NONE, CATCHUP):
@@ -111,7 +113,7 @@ def handle(cfg: Config, w: World, b: int, c: int) -> World | None:
                 return replace(w, links=links)
             return classic.reply(cfg, w, b, br, c, links, Msg(kind + "Response", error=FENCED_INSTANCE_ID))
         if kind == "JoinGroup" and msg.member_id is None and entry is not None:
-            return _replace_static(cfg, w, b, br, c, entry, links)
+            return _replace_static(cfg, w, b, br, c, entry, links, plan)
         if kind == "JoinGroup" and msg.member_id is None:
             # a new instance id is the group's from its first JoinGroup (Kafka gives the member id at
             # once): a second process joining with it replaces the first, whose held join is fenced
@@ -127,7 +129,7 @@ def handle(cfg: Config, w: World, b: int, c: int) -> World | None:
     if kind == "JoinGroup":
         return _join(cfg, w, b, br, c, msg, links)
     if kind == "SyncGroup":
-        return _sync(cfg, w, b, br, c, msg, links)
+        return _sync(cfg, w, b, br, c, msg, links, plan)
     if kind == "LeaveGroup":
         members = tuple(m for m in br.members if m[0] != msg.member_id)
         if members == br.members:
@@ -152,7 +154,14 @@ def _fence_held(
 
 
 def _replace_static(
-    cfg: Config, w: World, b: int, br: Broker, c: int, entry: tuple[int, int], links: tuple[Link, ...]
+    cfg: Config,
+    w: World,
+    b: int,
+    br: Broker,
+    c: int,
+    entry: tuple[int, int],
+    links: tuple[Link, ...],
+    plan: Plan,
 ) -> World:
     """KIP-345: a known ``group.instance.id`` joins without a member id (the instance restarted, or a
     second copy of it started): it gets a new member id that takes the old one's place — same
@@ -163,7 +172,7 @@ def _replace_static(
     member's place. CompletingRebalance: the leader may have assigned the old id, so it rebalances again."""
     old = entry[0]
     w0, links0 = w, links
-    w, ((_, new),) = classic.give_member_ids(replace(w, links=links), ((c, None),))
+    w, ((_, new),) = classic.give_member_ids(replace(w, links=links), ((c, None),), plan)
     w = replace(w, hist=replace(w.hist, replaced=tuple(sorted((*w.hist.replaced, (old, new))))))
     links = _fence_held(
         cfg, w.links, b, tuple(e for e in br.joined if e[1] == old and e[0] != c), "JoinGroupResponse"
@@ -232,7 +241,7 @@ def _join(cfg: Config, w: World, b: int, br: Broker, c: int, msg: Msg, links: tu
     if mid is not None and not _known(cfg, br, mid):
         return classic.reply(cfg, w, b, br, c, links, Msg("JoinGroupResponse", error=UNKNOWN_CONSUMER))
     w = replace(w, links=links)
-    same = _same_metadata(br, c, msg)
+    same = _same_metadata(cfg, br, c, msg)
     if br.role == REBALANCING and mid in classic.member_ids(br) and same:
         # it missed its JoinGroup response (Kafka: same metadata): answer again for this generation
         return replace(w, links=to_consumer(cfg, w.links, c, b, _join_response(br, mid)))
@@ -255,12 +264,16 @@ def _join(cfg: Config, w: World, b: int, br: Broker, c: int, msg: Msg, links: tu
     return _trigger(cfg, w, b, replace(br, joined=joined), reason)
 
 
-def _same_metadata(br: Broker, c: int, msg: Msg) -> bool:
+def _same_metadata(cfg: Config, br: Broker, c: int, msg: Msg) -> bool:
     """Kafka's ``member.matches(protocols)``: cooperative metadata names the partitions a member owns,
-    so a member that revoked something since its last JoinGroup rejoins with different metadata."""
+    so a member that revoked something since its last JoinGroup rejoins with different metadata; the
+    eager StickyAssignor's user data names the partitions last received and their generation, so a
+    member assigned since its last JoinGroup rejoins with different metadata too."""
     if not msg.claims:
         return True
-    _, owned, _ = msg.claims[0]
+    _, owned, gen = msg.claims[0]
+    if cfg.sticky_user_data:
+        return any(x[0] == c and x[1:] == (owned, gen) for x in br.claims)
     return any(x[0] == c and x[1] == owned for x in br.claims)
 
 
@@ -292,10 +305,12 @@ def _trigger(cfg: Config, w: World, b: int, br: Broker, reason: str) -> World:
 
 def _pending_offsets(br: Broker) -> tuple[str, ...]:
     """An abandoned generation's group record is never written; a deferred offsets record still is."""
-    return tuple(r for r in br.unwritten if r not in (REC_GROUP, REC_MEMBERS))
+    return tuple(r for r in br.unwritten if r not in classic.GROUP_RECORDS)
 
 
-def _sync(cfg: Config, w: World, b: int, br: Broker, c: int, msg: Msg, links: tuple[Link, ...]) -> World:
+def _sync(
+    cfg: Config, w: World, b: int, br: Broker, c: int, msg: Msg, links: tuple[Link, ...], plan: Plan
+) -> World:
     mid = msg.member_id
     err = None
     if not _known(cfg, br, mid):
@@ -318,7 +333,8 @@ def _sync(cfg: Config, w: World, b: int, br: Broker, c: int, msg: Msg, links: tu
         # store the assignment (Kafka: the append fails), so it holds them until it unloads the group
         return classic.set_broker(w, b, br)
     # phase 4: the leader's assignment is stored and written to the log with the generation
-    return classic.schedule_write(cfg, w, b, replace(br, ownership=msg.ownership, sizes=msg.sizes, phase=4))
+    stored = replace(br, ownership=msg.ownership, sizes=msg.sizes, phase=4)
+    return classic.schedule_write(cfg, w, b, stored, plan)
 
 
 def _sync_response(br: Broker, mid: int) -> Msg:
@@ -340,7 +356,7 @@ def respond_sync_group(cfg: Config, w: World, b: int) -> World | None:
     return classic.set_broker(w, b, replace(br, role=STEADY, phase=5, syncs=()), links=links)
 
 
-def complete_join(cfg: Config, w: World, b: int) -> World | None:
+def complete_join(cfg: Config, w: World, b: int, plan: Plan | None = None) -> World | None:
     """Every known member has rejoined: bump the generation, give ids to new members, pick the leader
     and answer every JoinGroup at once (CompletingRebalance). With nobody left the group becomes Empty
     and that is written to the log (Kafka stores the empty group)."""
@@ -350,7 +366,7 @@ def complete_join(cfg: Config, w: World, b: int) -> World | None:
     joined_ids = {m for _, m in br.joined if m is not None}
     if any(m not in joined_ids for m in classic.member_ids(br)):
         return None
-    w, joined = classic.give_member_ids(w, br.joined)
+    w, joined = classic.give_member_ids(w, br.joined, plan or Plan(w))
     members = [(mid, c) for c, mid in joined]
     ids = sorted(m for m, _ in members)
     leader = br.leader_member if br.leader_member in ids else (ids[0] if ids else None)

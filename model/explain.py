@@ -12,11 +12,12 @@ from typing import Any
 
 from checker import Counterexample, Result
 from model.config import FAULT_NAMES, Config
+from model.coordinator import GROUP_RECORDS, expiry_cause
 from model.group import Act, GroupModel, broker_name, consumer_name
 from model.network import link
 from model.properties import DESCRIPTIONS, current_generation
 from model.scenario import DEADLOCK, Scenario
-from model.state import GONE, MEMBER, OK, Msg, World
+from model.state import GONE, MEMBER, OK, REC_GENERATION, REC_GROUP, REC_MEMBERS, Msg, World
 from traces import changed_fields
 from traces.graph import show_value
 
@@ -27,6 +28,7 @@ FAULTS = (
     "ElectCoordinator",
     "BrokerRestart",
     "Failback",
+    "MoveLeadership",
     "GcPause",
     "GcResume",
     "CutLink",
@@ -43,9 +45,42 @@ WRITES = ("CompleteJoin", "WriteLog")
 
 RECORD_TEXT = {
     "members": "membership record",
+    "generation": "generation + ownership record",
     "group": "generation + membership + ownership record",
     "offsets": "committed offsets record",
 }
+
+# Each protocol's names for the five rebalance phases (Broker.phase; 0 = no rebalance under way): the
+# seed-000 design's, and those of today's JoinGroup + SyncGroup protocols (eager, cooperative and static
+# share one coordinator). (name, short name for a band)
+CLASSIC_PHASES: dict[int, tuple[str, str]] = {
+    0: ("no rebalance", ""),
+    1: ("trigger noticed", "trigger"),
+    2: ("heartbeats answered IllegalGeneration", "IllegalGeneration"),
+    3: ("collecting JoinGroups", "JoinGroups"),
+    4: ("new generation written", "gen. written"),
+    5: ("sending JoinGroup responses", "JoinGroup resp."),
+}
+SYNC_PHASES: dict[int, tuple[str, str]] = {
+    0: ("no rebalance", ""),
+    1: ("trigger noticed", "trigger"),
+    2: ("PreparingRebalance: heartbeats answered REBALANCE_IN_PROGRESS", "REBALANCE_IN_PROGRESS"),
+    3: ("JoinGroups collected and answered (CompletingRebalance), SyncGroups held", "Join/Sync"),
+    4: ("the leader's assignment stored and written with the generation", "assignment written"),
+    5: ("SyncGroup responses sent: Stable", "SyncGroup resp."),
+}
+
+
+def phase_names(cfg: Config) -> dict[int, tuple[str, str]]:
+    """(name, short name) of each rebalance phase, as ``cfg``'s protocol calls them."""
+    return CLASSIC_PHASES if cfg.protocol == "classic" else SYNC_PHASES
+
+
+def phases_entry(cfg: Config) -> dict[str, dict[str, str]]:
+    """The document's ``phases``: each phase number (as a string) -> its ``name`` and ``short`` name."""
+    return {str(k): {"name": n, "short": s} for k, (n, s) in phase_names(cfg).items()}
+
+
 INTERNAL_TEXT = {
     "BeginRebalance": "BeginRebalance: heartbeats now answered IllegalGeneration",
     "RespondJoinGroup": "RespondJoinGroup",
@@ -189,7 +224,7 @@ def describe(cfg: Config, before: World, act: Act, after: World) -> dict[str, An
             label = ", then ".join(texts) if texts else f"{name} (lost: no connection)"
         kind = "fault" if name == "LeaveGroup" else "send"
     elif name.startswith("Handle"):
-        b, c = args
+        b, c = args[:2]
         req = link(cfg, before, c, b).to_broker[0]
         resp_before = link(cfg, before, c, b).to_consumer
         resp_after = link(cfg, after, c, b).to_consumer
@@ -201,11 +236,9 @@ def describe(cfg: Config, before: World, act: Act, after: World) -> dict[str, An
             if name == "HandleJoinGroup" and took and after.hist.replaced != before.hist.replaced:
                 label += f" (static: replaces {_m(took[0])} of the same instance id)"
         elif name == "HandleSyncGroup" and after.brokers[b].phase == 4 != before.brokers[b].phase:
-            written = after.log.generation != before.log.generation
-            label = f"takes the leader's {msg_text(cfg, req)}: assignment stored" + (
-                f", written to the log with generation {after.log.generation}"
-                if written
-                else " (not written yet)"
+            written = after.log != before.log
+            label = f"takes the leader's {msg_text(cfg, req)}: assignment stored" + _group_write_text(
+                cfg, before, after, b
             )
             kind, src, dst = ("write", broker_name(b), "log") if written else (kind, src, dst)
         else:
@@ -236,36 +269,32 @@ def describe(cfg: Config, before: World, act: Act, after: World) -> dict[str, An
             kind, src, dst = "send", broker_name(b), consumer_name(target)
             label = "JoinGroupResponse (lost: link cut)"
     elif name in ("CompleteJoin", "RespondSyncGroup") and cfg.protocol != "classic":
-        (b,) = args
+        b = args[0]
         br = after.brokers[b]
         sent = _responses_sent(cfg, before, after, b)
         if name == "CompleteJoin":
             members = ", ".join(_m(m) for m, _ in br.members) or "none"
             leader = _m(br.leader_member)
             label = f"CompleteJoin: generation {br.generation}, members {members}, leader {leader}"
+            label += _new_ids_text(before, after, b)
             label += f"; JoinGroupResponse to {sent}" if sent else "; the group is Empty"
         else:
             label = f"RespondSyncGroup: Stable; SyncGroupResponse to {sent or 'nobody'}"
     elif name in WRITES:
-        (b,) = args
+        b = args[0]
         kind, src, dst = "write", broker_name(b), "log"
         br = after.brokers[b]
         if name == "CompleteJoin":
             members = ", ".join(_m(m) for m, _ in br.members) or "none"
             label = f"CompleteJoin: generation {br.generation}, members {members}"
-            if after.log.generation != before.log.generation:
-                label += " (generation, membership and ownership written in one record)"
-            elif after.log.members != before.log.members:
-                label += " (membership written; generation and ownership not yet)"
-            else:
-                label += " (not written yet)"
+            label += _new_ids_text(before, after, b) + _group_write_text(cfg, before, after, b)
         else:
             record = before.brokers[b].unwritten[0]
             label = f"WriteLog: {RECORD_TEXT.get(record, record)}"
     elif name in TIMEOUTS:
         kind = "timeout"
         label = (
-            f"SessionExpired(member {_m(args[1])})"
+            f"SessionExpired(member {_m(args[1])}: {_expiry_text(cfg, before, args[0], args[1])})"
             if name == "SessionExpired"
             else "CoordinatorTimeout: no answer"
         )
@@ -278,9 +307,59 @@ def describe(cfg: Config, before: World, act: Act, after: World) -> dict[str, An
             src = dst = None
         elif name == "AddPartition":
             label = f"AddPartition({cfg.topics[args[0]][0]})"
+        elif name == "MoveLeadership" and before.leader is not None:
+            old = broker_name(before.leader)
+            paused = " (paused)" if before.brokers[before.leader].paused else ""
+            label = f"MoveLeadership: the offsets partition's leader is {act.actor} now, not {old}{paused}"
         else:
             label = f"{name}({act.actor})"
     return {"kind": kind, "src": src, "dst": dst, "label": label}
+
+
+EXPIRY_TEXT = {
+    "down": "{c} crashed",
+    "left": "{c} left",
+    "fenced": "{c} was fenced and stopped",
+    "absent": "{c} is not running",
+    "paused": "{c} is paused (GC pause)",
+    "cut": "{c} is cut off from {b}",
+    "rediscovering": "{c} is rediscovering the coordinator",
+    "another": "{c} talks to {other}",
+    "no-id": "{c} forgot this member id and rejoins as a new member",
+    "new-id": "{c} has member id {mid} now",
+}
+
+
+def _expiry_text(cfg: Config, w: World, b: int, mid: int) -> str:
+    """Why member ``mid``'s session expired at broker ``b``: what kept its heartbeats away."""
+    c = next((c for m, c in w.brokers[b].members if m == mid), None)
+    if c is None:
+        return "not a member"
+    cause = expiry_cause(cfg, w, b, c, mid)
+    cons = w.consumers[c]
+    other = broker_name(cons.coordinator) if cons.coordinator is not None else "?"
+    return EXPIRY_TEXT.get(cause or "", "no heartbeat").format(
+        c=consumer_name(c), b=broker_name(b), other=other, mid=_m(cons.member_id)
+    )
+
+
+def _new_ids_text(before: World, after: World, b: int) -> str:
+    """``; new: C3 as m1`` for the members the step gave an id (a new id sorts anywhere: model.choice)."""
+    new = {c for c, m in before.brokers[b].joined if m is None}
+    given = [f"{consumer_name(c)} as {_m(m)}" for m, c in after.brokers[b].members if c in new]
+    return f"; new: {', '.join(given)}" if given else ""
+
+
+def _group_write_text(cfg: Config, before: World, after: World, b: int) -> str:
+    """What of the new generation a step that completed a join wrote to the log."""
+    pending = [r for r in after.brokers[b].unwritten if r in GROUP_RECORDS]
+    if REC_MEMBERS in pending or REC_GENERATION in pending or after.log == before.log:
+        return " (not written yet)"
+    if REC_GROUP in pending and not cfg.switches.atomic_generation_write:
+        if after.log.generation != before.log.generation:
+            return " (generation and ownership written first; membership not yet)"
+        return " (membership written first; generation and ownership not yet)"
+    return " (generation, membership and ownership written in one record)"
 
 
 def _responses_sent(cfg: Config, before: World, after: World, b: int) -> str:
@@ -432,6 +511,7 @@ def trace_document(scenario: Scenario, result: Result) -> dict[str, Any]:
             "depth": result.stats.max_depth,
         },  # no wall-clock time: the same scenario gives byte-identical trace files
         "lifelines": lifelines(cfg, cex.init_state),
+        "phases": phases_entry(cfg),  # what this protocol calls each step's "phase"
         "initial_state": state_dict(cfg, cex.init_state),
         "steps": steps,
         **({} if cex.loop is None else {"loop": {"start": cex.loop}}),  # a lasso (liveness)

@@ -4,6 +4,9 @@
   crashes (``CoordinatorCrash``); the controller elects another live broker (``ElectCoordinator``), which
   must load the group from the log before it serves; a crashed broker can restart (``BrokerRestart``) and
   take leadership back as the preferred replica (``Failback``, its own budget, seed 003).
+* Leadership moving between live brokers (``MoveLeadership``, budget ``leader_moves``): a preferred
+  leader election, a partition reassignment, or a leader paused past its ZooKeeper session (or KRaft
+  broker lease) whose partitions the controller gives to another replica. The old leader may be paused.
 * Network partition: ``CutLink(c, b)`` loses what is in flight on that connection; ``HealLink`` restores it.
 * GC pause of a consumer or of a broker: it takes no step until ``GcResume``; everyone else goes on.
 * Consumer crash (loses its member id; may restart), graceful leave (LeaveGroup, never returns), a new
@@ -75,11 +78,26 @@ def broker_restart(cfg: Config, w: World, b: int) -> World | None:
 
 def failback(cfg: Config, w: World, b: int) -> World | None:
     """The preferred replica (broker 0) takes leadership back; the old leader stops coordinating."""
+    if b != 0:
+        return None
+    return _take_leadership(cfg, w, b, "failbacks")
+
+
+def move_leadership(cfg: Config, w: World, b: int) -> World | None:
+    """Leadership of the offsets partition moves from its live leader to broker ``b`` (preferred leader
+    election, reassignment, or a paused leader losing it); ``b`` loads the group, the old leader stops
+    coordinating (at once, or at its own UnloadGroup step with ``unload_on_leadership_loss`` off)."""
+    return _take_leadership(cfg, w, b, "leader_moves")
+
+
+def _take_leadership(cfg: Config, w: World, b: int, budget: str) -> World | None:
+    """Broker ``b`` (up, not paused) becomes the offsets partition's leader in place of the current one,
+    spending ``budget``."""
     br = w.brokers[b]
     old = w.leader
-    if b != 0 or not br.up or br.paused or old is None or old == b:
+    if not br.up or br.paused or old is None or old == b:
         return None
-    w2 = _spend(w, "failbacks")
+    w2 = _spend(w, budget)
     if w2 is None:
         return None
     w2 = replace(w2, brokers=tset(w2.brokers, b, fresh_coordinator(cfg, w2)), leader=b)

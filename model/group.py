@@ -4,7 +4,9 @@
 ``properties``. Actions are :class:`Act` values named after protocol events (``JoinGroup``,
 ``HandleJoinGroup``, ``JoinGroupResponse``, ``CompleteJoin``, ``SessionExpired``, ``CoordinatorCrash``,
 ``GcPause`` ...); ``next_state`` returns ``None`` for one that is not enabled, so each enabling rule is
-written once, in the handler that performs the step.
+written once, in the handler that performs the step. A step with several outcomes (the rank of a new member
+id, the order of a split generation write) is offered once per outcome, the choices being trailing
+arguments of its action (:mod:`model.choice`).
 """
 
 from __future__ import annotations
@@ -22,6 +24,7 @@ from model import coordinator as coord_
 from model import eager as eager_
 from model import faults
 from model.assignors import ASSIGNORS, owner_per_slot
+from model.choice import Plan, Unplanned, tails
 from model.config import Config
 from model.network import link
 from model.properties import properties
@@ -98,6 +101,7 @@ _BROKER: dict[str, Handler] = {
     "ElectCoordinator": faults.elect_coordinator,
     "BrokerRestart": faults.broker_restart,
     "Failback": faults.failback,
+    "MoveLeadership": faults.move_leadership,
     "UnloadGroup": coord_.unload_group,
 }
 # the eager protocol's coordinator steps (its handlers replace the classic ones of the same name)
@@ -141,6 +145,9 @@ class GroupModel(Model[World, Act]):
             by_size.setdefault(len(unit), []).append(u)
         self._unit_classes = [cls for cls in by_size.values() if len(cls) > 1]
         self._unit_targets = [u for cls in self._unit_classes for u in cls]
+        # successors computed while listing the actions of one world (steps with choices are run once to
+        # learn their options; a step without any is not run again)
+        self._listed: tuple[World | None, dict[Act, World]] = (None, {})
 
     # -- the contract -------------------------------------------------------------------------------
     def fingerprint(self, w: World) -> int:
@@ -310,10 +317,17 @@ class GroupModel(Model[World, Act]):
                 for c in range(len(w.consumers)):
                     pending = link(cfg, w, c, b).to_broker
                     if pending:
-                        yield Act("Handle" + pending[0].kind, me, (b, c))
+                        act = Act("Handle" + pending[0].kind, me, (b, c))
+                        if act.name in _BASE_ARITY:
+                            yield from self._outcomes(w, act)
+                        else:
+                            yield act
                 if br.role != NONE:
                     for name in _COORDINATOR_STEPS[cfg.protocol]:
-                        yield Act(name, me, (b,))
+                        if name in _BASE_ARITY:
+                            yield from self._outcomes(w, Act(name, me, (b,)))
+                        else:
+                            yield Act(name, me, (b,))
                     yield Act("LoadGroup", me, (b,))
                     if br.role == STEADY:
                         yield Act("NoticePartitionGrowth", me, (b,))
@@ -331,6 +345,8 @@ class GroupModel(Model[World, Act]):
                 yield Act("BrokerRestart", me, (b,))
             if bud.failbacks and b == 0:
                 yield Act("Failback", me, (b,))
+            if bud.leader_moves and w.leader is not None and w.leader != b and br.up and not br.paused:
+                yield Act("MoveLeadership", me, (b,))
             if br.role != NONE and w.leader != b:
                 yield Act("UnloadGroup", me, (b,))
         for c in range(len(w.consumers)):
@@ -343,16 +359,49 @@ class GroupModel(Model[World, Act]):
             for t in range(len(w.sizes)):
                 yield Act("AddPartition", "env", (t,))
 
+    def _outcomes(self, w: World, act: Act) -> Iterator[Act]:
+        """``act`` once per combination of the choices its step makes (nothing if it is not enabled)."""
+        plan = Plan(w)
+        nxt = self._run(w, act.name, act.actor, act.args, plan)
+        if nxt is None:
+            return
+        if not plan.options:
+            listed_for, listed = self._listed
+            if listed_for is not w:
+                listed = {}
+                self._listed = (w, listed)
+            listed[act] = nxt
+            yield act
+            return
+        for tail in tails(plan.options):
+            yield Act(act.name, act.actor, (*act.args, *tail))
+
     def next_state(self, w: World, a: Act) -> World | None:
         nxt = self._step(w, a)
         return None if nxt is None else canonical_member_ids(nxt)
 
     def _step(self, w: World, a: Act) -> World | None:
-        cfg, name, args = self.cfg, a.name, a.args
+        listed_for, listed = self._listed
+        if listed_for is w and a in listed:
+            return listed[a]
+        n = _BASE_ARITY.get(a.name)
+        args, tail = (a.args, ()) if n is None else (a.args[:n], a.args[n:])
+        plan = Plan(w, tail)
+        try:
+            nxt = self._run(w, a.name, a.actor, args, plan)
+        except Unplanned:
+            return None
+        return nxt if plan.complete() else None
+
+    def _run(self, w: World, name: str, actor: str, args: tuple[int, ...], plan: Plan) -> World | None:
+        """The successor of ``w`` by action ``name`` of ``actor`` with ``args``, choices from ``plan``."""
+        cfg = self.cfg
         if name in _CONSUMER:
             if name == "SyncGroup" and not self._eager:
                 return None
             return _CONSUMER[name](cfg, w, *args)
+        if name == "CompleteJoin":
+            return self._broker_steps[name](cfg, w, *args, plan)
         if name in self._broker_steps:
             return self._broker_steps[name](cfg, w, *args)
         if name.startswith("Handle") and name[6:] in REQUESTS:
@@ -360,7 +409,7 @@ class GroupModel(Model[World, Act]):
             pending = link(cfg, w, c, b).to_broker
             if not pending or pending[0].kind != name[6:]:
                 return None
-            return self._handle(cfg, w, b, c)
+            return self._handle(cfg, w, b, c, plan)
         if name in RESPONSES:
             c, b = args
             pending = link(cfg, w, c, b).to_consumer
@@ -371,7 +420,7 @@ class GroupModel(Model[World, Act]):
             return self._expire(cfg, w, *args)
         if name in ("GcPause", "GcResume"):
             (i,) = args
-            on_consumer = a.actor.startswith("C")
+            on_consumer = actor.startswith("C")
             if name == "GcPause":
                 return (faults.consumer_pause if on_consumer else faults.broker_pause)(cfg, w, i)
             return (faults.consumer_resume if on_consumer else faults.broker_resume)(cfg, w, i)
@@ -405,7 +454,8 @@ def _tie_orders(order: list[int], ties: list[tuple[int, int]]) -> Iterator[list[
         yield from _tie_orders([*order[:i], *arrangement, *order[j:]], rest)
 
 
-# how each action's arguments are read: c = consumer, b = broker, m = member id, t = topic
+# how each action's arguments are read: c = consumer, b = broker, m = member id, t = topic; a trailing
+# "*": any number of choices follow (model.choice)
 _SHAPES: dict[str, str] = {
     **{name: "c" for name in _CONSUMER},
     **{name: "b" for name in _EAGER_BROKER},
@@ -418,13 +468,24 @@ _SHAPES: dict[str, str] = {
     "CutLink": "cb",
     "HealLink": "cb",
     "AddPartition": "t",
+    "CompleteJoin": "b*",
+    "HandleJoinGroup": "bc*",
+    "HandleSyncGroup": "bc*",
 }
+# the steps that can make choices, and how many of their arguments come before the choices
+_BASE_ARITY: dict[str, int] = {name: len(shape) - 1 for name, shape in _SHAPES.items() if shape.endswith("*")}
+MAX_CHOICES = 16
 
 
 def walk(model: GroupModel, w: World, *steps: tuple[str, str, tuple[int, ...]]) -> World:
     """Take ``steps`` — (action name, actor, args) — from ``w``; raise ValueError at one not enabled.
-    For driving the model through a fixed story (tests, teaching)."""
+    For driving the model through a fixed story (tests, teaching). A step that makes choices but is given
+    none takes its default outcome (new member ids rank last, a split write puts the membership first)."""
     for name, actor, args in steps:
+        if _BASE_ARITY.get(name) == len(args):
+            plan = Plan(w)
+            if model._run(w, name, actor, tuple(args), plan) is not None:
+                args = (*args, *plan.defaults)
         nxt = model.next_state(w, Act(name, actor, args))
         if nxt is None:
             raise ValueError(f"{name}{args} by {actor} is not enabled")
@@ -437,8 +498,19 @@ def parse_action(cfg: Config, name: object, actor: object, args: object) -> Act:
     if not isinstance(name, str) or name not in _SHAPES:
         raise ValueError(f"unknown action {name!r}")
     shape = _SHAPES[name]
-    if not isinstance(args, list | tuple) or len(args) != len(shape):
-        raise ValueError(f"{name} takes {len(shape)} argument(s), got {args!r}")
+    if shape.endswith("*"):
+        shape = shape[:-1]
+        if not isinstance(args, list | tuple) or not len(shape) <= len(args) <= len(shape) + MAX_CHOICES:
+            raise ValueError(
+                f"{name} takes {len(shape)} argument(s) and at most {MAX_CHOICES} choices, got {args!r}"
+            )
+        if not all(isinstance(a, int) and not isinstance(a, bool) and a >= 0 for a in args[len(shape) :]):
+            raise ValueError(f"{name}: choices must be whole numbers from 0, got {args!r}")
+        choices, args = tuple(args[len(shape) :]), args[: len(shape)]
+    else:
+        choices = ()
+        if not isinstance(args, list | tuple) or len(args) != len(shape):
+            raise ValueError(f"{name} takes {len(shape)} argument(s), got {args!r}")
     if not all(isinstance(a, int) and not isinstance(a, bool) for a in args):
         raise ValueError(f"{name}: arguments must be whole numbers, got {args!r}")
     n_consumers = cfg.total_consumers
@@ -460,7 +532,7 @@ def parse_action(cfg: Config, name: object, actor: object, args: object) -> Act:
         expected_actor = broker_name(args[0])
     if actor != expected_actor:
         raise ValueError(f"{name}{tuple(args)} is taken by {expected_actor}, not {actor!r}")
-    return Act(name, expected_actor, tuple(args))
+    return Act(name, expected_actor, (*args, *choices))
 
 
 def initial_world(cfg: Config) -> World:
@@ -483,7 +555,8 @@ def initial_world(cfg: Config) -> World:
                 assignment=owned[c + 1],
                 positions=(0,) * len(owned[c + 1]),
                 fetching=True,
-                owned_gen=1 if cfg.protocol == "cooperative" else 0,
+                owned_gen=1 if cfg.protocol == "cooperative" or cfg.sticky_user_data else 0,
+                remembered=owned[c + 1] if cfg.sticky_user_data else (),
             )
             for c in range(cfg.consumers)
         ]

@@ -51,6 +51,7 @@ FENCED_INSTANCE_ID = "FENCED_INSTANCE_ID"  # static membership: the instance id 
 
 # log records still to be written by a coordinator
 REC_MEMBERS = "members"  # the membership half of a non-atomic generation write
+REC_GENERATION = "generation"  # the generation + ownership half of a non-atomic generation write
 REC_GROUP = "group"  # generation + membership + ownership (one record when the write is atomic)
 REC_OFFSETS = "offsets"  # committed offsets (only deferred when persist_before_respond is off)
 
@@ -103,6 +104,9 @@ class Consumer:
     claims: tuple[tuple[int, tuple[int, ...], int], ...] = ()  # cooperative leader: what each member owns
     owned_gen: int = 0  # the generation its assignment came from (cooperative JoinGroup metadata)
     revoking: tuple[int, ...] = ()  # cooperative: assigned slots it must give up (no longer fetched)
+    # eager/static with the sticky assignor: the assignment it last received (StickyAssignor's
+    # memberAssignment), sent with owned_gen in every JoinGroup although eager members revoke it first
+    remembered: tuple[int, ...] = ()
 
 
 @fast_repr
@@ -156,6 +160,7 @@ class Budget:
     consumer_leaves: int = 0
     consumer_joins: int = 0
     partition_growth: int = 0
+    leader_moves: int = 0  # leadership of the offsets partition moves to another live broker
 
 
 @fast_repr

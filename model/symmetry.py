@@ -13,7 +13,7 @@ from dataclasses import replace
 from model.state import Broker, Consumer, History, Link, Log, Msg, World
 
 
-def _ids(w: World) -> set[int]:
+def member_ids_in(w: World) -> set[int]:
     """Every member id the world holds (plain loops and C-level updates: this runs on every successor)."""
     ids: set[int | None] = set()
     add, update = ids.add, ids.update
@@ -56,7 +56,7 @@ def _ids(w: World) -> set[int]:
 
 
 def canonical_member_ids(w: World) -> World:
-    ids = _ids(w)
+    ids = member_ids_in(w)
     k = len(ids)
     # an id that nothing holds any more can never come back (ids are never reused): history forgets it
     hist = w.hist

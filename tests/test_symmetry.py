@@ -36,9 +36,13 @@ CFG = replace(
 )
 
 
-def _model(protocol: str, start: str) -> GroupModel:
-    assignor = "cooperative-sticky" if protocol == "cooperative" else "range"
-    return GroupModel(replace(CFG, protocol=protocol, assignor=assignor, start=start))
+def _model(protocol: str, start: str, assignor: str = "range", atomic: bool = True) -> GroupModel:
+    """``CFG`` under ``protocol`` (cooperative always with cooperative-sticky); ``atomic`` off splits the
+    generation write, whose order is one of the choices a step makes (like a new member id's rank)."""
+    if protocol == "cooperative":
+        assignor = "cooperative-sticky"
+    switches = replace(CFG.switches, atomic_generation_write=atomic)
+    return GroupModel(replace(CFG, protocol=protocol, assignor=assignor, start=start, switches=switches))
 
 
 def _renaming(model: GroupModel, rng: random.Random) -> tuple[int, ...]:
@@ -64,10 +68,16 @@ def _successor_classes(model: GroupModel, w: World) -> Counter[int]:
     st.sampled_from(["classic", "eager", "cooperative", "static"]),
     st.sampled_from(["stable", "empty"]),
     st.integers(min_value=0, max_value=2**32),
+    st.sampled_from(["range", "roundrobin", "sticky"]),
+    st.booleans(),
 )
-def test_renamed_states_have_the_renamed_successors(protocol: str, start: str, seed: int) -> None:
+def test_renamed_states_have_the_renamed_successors(
+    protocol: str, start: str, seed: int, assignor: str, atomic: bool
+) -> None:
+    """Every choice a step makes (a new id's rank, a split write's order) included: renaming consumers
+    maps the successors of every outcome onto the successors of the renamed state."""
     rng = random.Random(seed)
-    model = _model(protocol, start)
+    model = _model(protocol, start, assignor, atomic)
     (w,) = model.init_states()
     for _ in range(60):
         new_of = _renaming(model, rng)
@@ -84,10 +94,12 @@ def test_renamed_states_have_the_renamed_successors(protocol: str, start: str, s
 
 
 @pytest.mark.parametrize("protocol", ["classic", "eager", "static"])
-def test_symmetric_fingerprint_separates_classes(protocol: str) -> None:
+@pytest.mark.parametrize("budget", [Budget(gc_pauses=1), Budget(consumer_joins=1)])
+def test_symmetric_fingerprint_separates_classes(protocol: str, budget: Budget) -> None:
     """Over a whole small state space, two states share a symmetric fingerprint only if one is a renaming
-    of the other (checked by trying every renaming), so the reduction merges nothing else."""
-    cfg = replace(_model(protocol, "stable").cfg, budget=Budget(gc_pauses=1))
+    of the other (checked by trying every renaming), so the reduction merges nothing else. A joining
+    consumer's id takes any rank, so states that differ by where it sorts must stay apart."""
+    cfg = replace(_model(protocol, "stable").cfg, budget=budget)
     model = GroupModel(cfg)
     seen: dict[int, World] = {}
     frontier = list(model.init_states())
