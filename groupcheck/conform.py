@@ -1145,13 +1145,46 @@ def _base(act: Act) -> tuple[str, str, tuple[int, ...]]:
 
 def _outcomes(model: GroupModel, w: World, acts: Iterable[Act]) -> list[list[tuple[Act, World]]]:
     """The enabled ones of ``acts``, grouped into steps (one group per action without its choices), each
-    with its successor before the canonical renaming of member ids."""
+    with its successor before the canonical renaming of member ids. A model that lists one representative
+    per step and refines it (``refine(state, action, choose)``, see :mod:`checker.simulate`) has each of its
+    refinements listed here."""
     groups: dict[tuple[str, str, tuple[int, ...]], list[tuple[Act, World]]] = {}
-    for a in acts:
-        raw = model._step(w, a)
-        if raw is not None:
-            groups.setdefault(_base(a), []).append((a, raw))
+    seen: set[Act] = set()
+    for rep in acts:
+        if model._step(w, rep) is None:
+            continue
+        for a in _refinements(model, w, rep):
+            raw = model._step(w, a) if a not in seen else None
+            seen.add(a)
+            if raw is not None:
+                groups.setdefault(_base(a), []).append((a, raw))
     return list(groups.values())
+
+
+def _refinements(model: GroupModel, w: World, act: Act, limit: int = 256) -> list[Act]:
+    """Every action ``model.refine`` can make of ``act`` (every sequence of choices, depth first), or just
+    ``act`` when the model lists each outcome itself."""
+    refine = getattr(model, "refine", None)
+    if refine is None:
+        return [act]
+    out: list[Act] = []
+    todo: list[tuple[int, ...]] = [()]
+    while todo and len(out) < limit:
+        prefix = todo.pop()
+        taken: list[int] = []
+
+        def choose(n: int, *_: object, prefix: tuple[int, ...] = prefix, taken: list[int] = taken) -> int:
+            i = len(taken)
+            value = prefix[i] if i < len(prefix) else 0
+            if i >= len(prefix):
+                todo.extend((*taken, alt) for alt in range(1, n))
+            taken.append(value)
+            return value
+
+        refined = refine(w, act, choose)
+        if refined not in out:
+            out.append(refined)
+    return out
 
 
 def urgent_options(model: GroupModel, w: World) -> list[tuple[Act, World]] | None:

@@ -430,3 +430,17 @@ def test_missing_java_or_maven_says_what_to_install(monkeypatch: pytest.MonkeyPa
     with pytest.raises(conform.HarnessUnavailable, match="apt-get install openjdk-17-jdk-headless maven"):
         conform.harness_classpath()
     assert main(["conform", str(ROOT / "specs/eager/eager-startup.toml"), "--search", "none"]) == 2
+
+
+def test_every_refinement_of_a_representative_action_is_an_outcome() -> None:
+    """A model that lists one representative per step and refines it (checker.simulate's ``refine``) has
+    every refinement offered to Kafka, as a model that lists each outcome has."""
+
+    class Refining:
+        def refine(self, w: object, a: Act, choose: object) -> Act:
+            pick = choose  # type: ignore[assignment]
+            return Act(a.name, a.actor, (*a.args, pick(2), pick(3)))  # type: ignore[operator]
+
+    got = conform._refinements(Refining(), None, Act("CompleteJoin", "B1", (0,)))  # type: ignore[arg-type]
+    assert sorted(a.args for a in got) == [(0, x, y) for x in range(2) for y in range(3)]
+    assert conform._refinements(object(), None, Act("Fetch", "C1", (0,))) == [Act("Fetch", "C1", (0,))]  # type: ignore[arg-type]
