@@ -444,3 +444,32 @@ def test_every_refinement_of_a_representative_action_is_an_outcome() -> None:
     got = conform._refinements(Refining(), None, Act("CompleteJoin", "B1", (0,)))  # type: ignore[arg-type]
     assert sorted(a.args for a in got) == [(0, x, y) for x in range(2) for y in range(3)]
     assert conform._refinements(object(), None, Act("Fetch", "C1", (0,))) == [Act("Fetch", "C1", (0,))]  # type: ignore[arg-type]
+
+
+def test_the_harness_reads_a_json_list_of_steps_from_a_file(harness: conform.Harness, tmp_path: Path) -> None:
+    """The Java program on its own: a JSON list of steps in a file, the results as a JSON list."""
+    import subprocess
+
+    sub = {"topics": ["t0"], "owned": [], "generation": -1}
+    join = {
+        "op": "join",
+        "member": "",
+        "protocol": "range",
+        "subscription": sub,
+        "c": 0,
+        "tag": 1,
+        "client": "C1",
+    }
+    steps = tmp_path / "steps.json"
+    steps.write_text(
+        json.dumps([{"events": [join]}, {"events": [{"op": "complete_join"}]}]), encoding="utf-8"
+    )
+    cp = conform.harness_classpath()
+    java = ["java", "-cp", cp, conform.MAIN_CLASS]
+    out = subprocess.run([*java, str(steps)], capture_output=True, text=True, check=True, timeout=120)
+    results = json.loads(out.stdout)
+    assert [len(r["responses"]) for r in results] == [0, 1]
+    only = results[1]["responses"][0]
+    assert (only["error"], only["generation"], only["leader"]) == ("NONE", 1, only["member"])
+    version = subprocess.run([*java, "--version"], capture_output=True, text=True, check=True, timeout=120)
+    assert version.stdout.strip() == conform.kafka_version()

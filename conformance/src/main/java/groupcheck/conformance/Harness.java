@@ -391,7 +391,7 @@ final class Harness {
             // the Java client rejoins at once with it. The harness makes that round trip inside the one
             // JoinGroup the model sends.
             CompletableFuture<JoinGroupResponseData> f = new CompletableFuture<>();
-            runWrite("classic-group-join", request, () -> shard.classicGroupJoin(ctx, request, f), false,
+            runWrite(() -> shard.classicGroupJoin(ctx, request, f), false,
                 ex -> f.complete(mapped("classic-group-join", request, ex,
                     (error, msg) -> new JoinGroupResponseData().setErrorCode(error.code()))));
             first = f.getNow(null);
@@ -413,7 +413,7 @@ final class Harness {
                 send(joinResponse(r, resp, "coordinator"));
             }
         });
-        runWrite("classic-group-join", request, () -> shard.classicGroupJoin(ctx, request, f), false,
+        runWrite(() -> shard.classicGroupJoin(ctx, request, f), false,
             ex -> f.complete(mapped("classic-group-join", request, ex,
                 (error, msg) -> new JoinGroupResponseData().setErrorCode(error.code()))));
     }
@@ -452,7 +452,7 @@ final class Harness {
             }
         });
         // the leader's assignment is written to the log; it is answered when the write commits
-        runWrite("classic-group-sync", request, () -> shard.classicGroupSync(ctx, request, f), true,
+        runWrite(() -> shard.classicGroupSync(ctx, request, f), true,
             ex -> f.complete(mapped("classic-group-sync", request, ex,
                 (error, msg) -> new SyncGroupResponseData().setErrorCode(error.code()))));
     }
@@ -477,7 +477,7 @@ final class Harness {
         } else {
             Ctx ctx = new Ctx(ApiKeys.HEARTBEAT, str(ev, "client"));
             HeartbeatResponseData[] out = new HeartbeatResponseData[1];
-            runWrite("classic-group-heartbeat", request, () -> {
+            runWrite(() -> {
                 CoordinatorResult<HeartbeatResponseData, CoordinatorRecord> res = shard.classicGroupHeartbeat(ctx, request);
                 out[0] = res.response();
                 return res;
@@ -508,7 +508,7 @@ final class Harness {
         } else {
             Ctx ctx = new Ctx(ApiKeys.LEAVE_GROUP, str(ev, "client"));
             LeaveGroupResponseData[] out = new LeaveGroupResponseData[1];
-            runWrite("classic-group-leave", request, () -> {
+            runWrite(() -> {
                 CoordinatorResult<LeaveGroupResponseData, CoordinatorRecord> res = shard.classicGroupLeave(ctx, request);
                 out[0] = res.response();
                 return res;
@@ -555,7 +555,7 @@ final class Harness {
         } else {
             Ctx ctx = new Ctx(ApiKeys.OFFSET_COMMIT, str(ev, "client"));
             Errors[] out = new Errors[] {Errors.NONE};
-            runWrite("commit-offset", request, () -> {
+            runWrite(() -> {
                 CoordinatorResult<OffsetCommitResponseData, CoordinatorRecord> res = shard.commitOffset(ctx, request);
                 for (OffsetCommitResponseData.OffsetCommitResponseTopic t : res.response().topics()) {
                     for (OffsetCommitResponseData.OffsetCommitResponsePartition p : t.partitions()) {
@@ -629,7 +629,7 @@ final class Harness {
      * {@code defer} and the operation wrote something, in which case the future waits for
      * {@code commit_writes}. An exception fails the operation (the request's response carries its error).
      */
-    private void runWrite(String name, Object input, Op op, boolean defer, OnError onError) {
+    private void runWrite(Op op, boolean defer, OnError onError) {
         CoordinatorResult<?, CoordinatorRecord> result;
         try {
             result = op.run();
