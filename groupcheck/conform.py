@@ -1378,7 +1378,9 @@ def _html_table(result: WalkResult, sc: Scenario, kafka: str) -> str:
 <html><head><meta charset="utf-8"><title>{esc(sc.name)}: model vs Kafka {esc(kafka)}</title>
 <style>
 body {{ font: 13px/1.35 system-ui, sans-serif; margin: 1em; }}
-table {{ border-collapse: collapse; width: 100%; }}
+table {{ border-collapse: collapse; width: 100%; table-layout: fixed; }}
+col.n {{ width: 3em; }} col.s {{ width: 17%; }} col.e {{ width: 18%; }} col.d {{ width: 14%; }}
+td {{ overflow-wrap: anywhere; }}
 td, th {{ border: 1px solid #ccc; padding: 3px 5px; vertical-align: top;
   font-family: ui-monospace, monospace; font-size: 12px; }}
 th {{ background: #f3f3f3; position: sticky; top: 0; }}
@@ -1390,7 +1392,8 @@ td.d {{ color: #b00; }}
 <h1>{esc(sc.name)} ({esc(result.protocol)}): the model against Kafka {esc(kafka)}'s coordinator</h1>
 <p>{esc(result.source)}; scenario {esc(sc.source)}</p>
 {head}
-<table><tr><th>#</th><th>model step</th><th>events sent to Kafka</th><th>model: responses, then state</th>
+<table><colgroup><col class=n><col class=s><col class=e><col><col><col class=d></colgroup>
+<tr><th>#</th><th>model step</th><th>events sent to Kafka</th><th>model: responses, then state</th>
 <th>Kafka: responses, then state</th><th>differences</th></tr>
 {"".join(rows)}
 </table></body></html>
