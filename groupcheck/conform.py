@@ -1081,9 +1081,10 @@ def _static_held_join(case: Case) -> bool:
     """A SyncGroup reaches a coordinator that is still loading the group. The model answers
     REBALANCE_IN_PROGRESS, as Kafka 3.x's GroupCoordinator did ("we've lost the state of the active
     rebalance"); Kafka 4.x's GroupCoordinatorService answers COORDINATOR_LOAD_IN_PROGRESS, which the 4.x
-    Java consumer raises from poll() as an unexpected SyncGroup error after requesting a rejoin
-    (AbstractCoordinator). Either way the member rejoins, which is what the model's consumer does; no
-    safety property looks at the error code.""",
+    Java consumer does not expect from a SyncGroup: it requests a rejoin and raises "Unexpected error from
+    SyncGroup" from poll() (AbstractCoordinator). An application that polls again rejoins, as the model's
+    consumer does; one that gives up stops its consumer, which the model has as a crash. No safety
+    property looks at the error code.""",
 )
 def _sync_while_loading(case: Case) -> bool:
     return (
