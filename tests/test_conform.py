@@ -151,7 +151,7 @@ def test_conformance_of_a_few_hundred_walks(harness: conform.Harness) -> None:
         assert p.responses > 1000 and p.states > 1000, p.protocol
         assert p.coverage["event join"] and p.coverage["event sync"] and p.coverage["event expire"]
         assert p.coverage["event elect"] and p.coverage["event leave"], p.protocol
-    assert report.protocols["static"].counterexamples == 1  # static-zombie-instance-fetches
+    assert report.protocols["static"].counterexamples >= 1  # static-zombie-instance-fetches
     text = "\n".join(conform.summary_lines(report))
     assert report.unexplained == 0, text
     assert time.perf_counter() - started < 120
