@@ -557,7 +557,8 @@ class Replayer:
             return [{"op": "elect"}]
         if name == "LoadGroup":
             return [{"op": "load"}]
-        if name == "Failback":
+        if name in ("Failback", "MoveLeadership"):
+            # the offsets partition's leadership moves: the old coordinator unloads, the new one loads
             return ([{"op": "unload"}] if _coordinator(w) is not None else []) + [{"op": "elect"}]
         return []
 
