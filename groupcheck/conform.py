@@ -769,8 +769,14 @@ class Replayer:
                 continue
             self.outstanding[c] = None
             self.abandoned.add(rid)
-            kafka_answered = any(k.get("tag") == rid for k in self.pending[c])
+            lost = [k for k in self.pending[c] if k.get("tag") == rid]
+            kafka_answered = bool(lost)
             self.pending[c] = [k for k in self.pending[c] if k.get("tag") != rid]
+            for k in lost:  # both answers were lost on the way: the member id they gave still binds
+                if k["api"] == "JoinGroup" and k["error"] == "NONE" and nb is not None:
+                    given = [m for m, cc in nxt.brokers[nb].members if cc == c]
+                    if len(given) == 1 and self.label(given[0]) not in self.kid:
+                        self._bind(str(self.label(given[0])), k["member"])
             if not kafka_answered and nb is not None and nb == b and holds_request_of(w.brokers[nb], c):
                 # the model forgot a request it held because the connection closed; Kafka still holds it
                 self.held_dropped.append((index, c))
