@@ -12,7 +12,7 @@ failover can strike between any two of them and a scenario can pin ``failover_ph
    gives member ids to new members (each of any rank among the ids in use: :mod:`model.choice`), computes
    the ownership and writes generation + membership + ownership to the log in one record (two records
    with ``atomic_generation_write`` off, in either order);
-5. ``RespondJoinGroup``: the JoinGroup responses go out, one step per member, in consumer order.
+5. ``RespondJoinGroup``: the JoinGroup responses go out, one step per member, in member-id order.
 
 Rules from seed 000: a commit must carry a known member id and the current generation (both higher and
 older are refused); an unknown member id gets UnknownConsumer; failure detection is suspended for a member
