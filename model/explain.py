@@ -83,7 +83,6 @@ def phases_entry(cfg: Config) -> dict[str, dict[str, str]]:
 
 INTERNAL_TEXT = {
     "BeginRebalance": "BeginRebalance: heartbeats now answered IllegalGeneration",
-    "RespondJoinGroup": "RespondJoinGroup",
     "NoticePartitionGrowth": "notices a topic gained partitions",
     "UnloadGroup": "UnloadGroup: no longer leads the offsets partition, stops coordinating the group",
     "FindCoordinator": "FindCoordinator",
@@ -344,10 +343,21 @@ def _expiry_text(cfg: Config, w: World, b: int, mid: int) -> str:
 
 
 def _new_ids_text(before: World, after: World, b: int) -> str:
-    """``; new: C3 as m1`` for the members the step gave an id (a new id sorts anywhere: model.choice)."""
-    new = {c for c, m in before.brokers[b].joined if m is None}
+    """``; new: C3 as m1`` for the members the step gave an id. A new id sorts anywhere among the ids in
+    use (model.choice) and ids are renumbered 1..k in order after every step, so the members it sorts
+    before are named with their new numbers: ``(renumbered: C1 m1→m2)``."""
+    joined = before.brokers[b].joined
+    new = {c for c, m in joined if m is None}
     given = [f"{consumer_name(c)} as {_m(m)}" for m, c in after.brokers[b].members if c in new]
-    return f"; new: {', '.join(given)}" if given else ""
+    if not given:
+        return ""
+    now = {c: m for m, c in after.brokers[b].members}
+    moved = [
+        f"{consumer_name(c)} {_m(m)}→{_m(now[c])}"
+        for c, m in sorted((c, m) for c, m in joined if m is not None)
+        if c in now and now[c] != m
+    ]
+    return f"; new: {', '.join(given)}" + (f" (renumbered: {', '.join(moved)})" if moved else "")
 
 
 def _group_write_text(cfg: Config, before: World, after: World, b: int) -> str:
