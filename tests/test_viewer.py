@@ -396,3 +396,16 @@ def test_a_lasso_in_chromium(browser: Any, tmp_path: Path) -> None:
     page.screenshot(path=str(ARTIFACTS / "trace-viewer-lasso.png"))
     assert errors == []
     page.close()
+
+
+def test_eager_bands_say_the_protocols_own_phase_names(tmp_path: Path) -> None:
+    """A cooperative trace's bands said "IllegalGeneration" (the seed-000 design's phase 2) where its steps show
+    REBALANCE_IN_PROGRESS: the viewer now reads the trace's own phases table."""
+    o = check_scenario(ROOT / "specs" / "switches" / "cooperative-assign-before-revoke.toml", tmp_path)
+    assert o.trace_dir is not None
+    page = (o.trace_dir / "trace.html").read_text(encoding="utf-8")
+    doc = json.loads((o.trace_dir / "trace.json").read_text(encoding="utf-8"))
+    shorts = {v["short"] for k, v in doc["phases"].items() if k != "0"}
+    phases = {s["phase"] for s in doc["steps"] if s["phase"]}
+    assert phases and all(doc["phases"][str(p)]["short"] in page for p in phases)
+    assert "IllegalGeneration" not in shorts and ">IllegalGeneration<" not in page

@@ -125,7 +125,25 @@ def _step_row(d: dict[str, Any], y: float, xs: dict[str, float], columns: list[s
     return out
 
 
-def sequence_svg(doc_or_graph: dict[str, Any] | nx.MultiDiGraph) -> str:
+def phase_tables(doc: dict[str, Any] | None) -> tuple[dict[int, str], dict[int, str]]:
+    """(name, short name) of each rebalance phase as the trace's protocol calls them: the document's own
+    ``phases`` table when it has one (eager, cooperative and static say REBALANCE_IN_PROGRESS where the
+    seed-000 design says IllegalGeneration), else the seed-000 names (older traces)."""
+    table = None if doc is None else doc.get("phases")
+    if not isinstance(table, dict):
+        return PHASES, PHASE_SHORT
+    names = {
+        int(k): str(v.get("name", "")) for k, v in table.items() if str(k).isdigit() and isinstance(v, dict)
+    }
+    shorts = {
+        int(k): str(v.get("short", "")) for k, v in table.items() if str(k).isdigit() and isinstance(v, dict)
+    }
+    return names, shorts
+
+
+def sequence_svg(
+    doc_or_graph: dict[str, Any] | nx.MultiDiGraph, phase_short: dict[int, str] | None = None
+) -> str:
     """The inline SVG sequence diagram: a strip naming the lifelines (kept in view by the page's CSS),
     then a column per lifeline, a row per step (row 0: the initial state), the phase of every step in the
     left gutter, the violation below the last row."""
@@ -177,7 +195,8 @@ def sequence_svg(doc_or_graph: dict[str, Any] | nx.MultiDiGraph) -> str:
                 f'fill="{PHASE_COLORS.get(run_phase, "#eee")}" class="phaseband"/>'
             )
             out.append(_text(left + 8, y0 + 13, f"phase {run_phase}", "phasename", "start"))
-            out.append(_text(left + 8, y0 + 25, PHASE_SHORT.get(run_phase, ""), "phasename", "start"))
+            short = (PHASE_SHORT if phase_short is None else phase_short).get(run_phase, "")
+            out.append(_text(left + 8, y0 + 25, short, "phasename", "start"))
         run_start, run_phase = i, p
     for c in columns:
         x = xs[c]
@@ -515,7 +534,7 @@ def to_html(doc: dict[str, Any], graph: nx.MultiDiGraph | None = None) -> str:
         "</div>",
         "</header>",
         "<main>",
-        f'<div id="diagram-pane">{sequence_svg(g)}</div>',
+        f'<div id="diagram-pane">{sequence_svg(g, phase_tables(doc)[1])}</div>',
         '<section id="state-pane" aria-live="polite">',
         '<div id="step-head">',
         '<p id="step-title"></p>',
@@ -526,7 +545,7 @@ def to_html(doc: dict[str, Any], graph: nx.MultiDiGraph | None = None) -> str:
         "</section>",
         "</main>",
         f'<script type="application/json" id="trace-data">{_json_for_script(doc)}</script>',
-        f'<script type="application/json" id="phase-names">{_json_for_script(PHASES)}</script>',
+        f'<script type="application/json" id="phase-names">{_json_for_script(phase_tables(doc)[0])}</script>',
         f"<script>{_JS}</script>",
         "</body>",
         "</html>",
