@@ -403,7 +403,8 @@ def test_eager_bands_say_the_protocols_own_phase_names(tmp_path: Path) -> None:
     REBALANCE_IN_PROGRESS: the viewer now reads the trace's own phases table."""
     o = check_scenario(ROOT / "specs" / "switches" / "cooperative-assign-before-revoke.toml", tmp_path)
     assert o.trace_dir is not None
-    page = (o.trace_dir / "trace.html").read_text(encoding="utf-8")
+    html = (o.trace_dir / "trace.html").read_text(encoding="utf-8")
+    page = html[html.index('<div id="diagram-pane">') : html.index('id="trace-data"')]  # drawn, not data
     doc = json.loads((o.trace_dir / "trace.json").read_text(encoding="utf-8"))
     shorts = {v["short"] for k, v in doc["phases"].items() if k != "0"}
     phases = {s["phase"] for s in doc["steps"] if s["phase"]}
