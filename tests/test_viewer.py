@@ -399,8 +399,8 @@ def test_a_lasso_in_chromium(browser: Any, tmp_path: Path) -> None:
 
 
 def test_eager_bands_say_the_protocols_own_phase_names(tmp_path: Path) -> None:
-    """A cooperative trace's bands said "IllegalGeneration" (the seed-000 design's phase 2) where its steps show
-    REBALANCE_IN_PROGRESS: the viewer now reads the trace's own phases table."""
+    """A cooperative trace's bands spoke the seed-000 design's phases ("IllegalGeneration" where its steps
+    show REBALANCE_IN_PROGRESS): the viewer now reads the trace's own phases table."""
     o = check_scenario(ROOT / "specs" / "switches" / "cooperative-assign-before-revoke.toml", tmp_path)
     assert o.trace_dir is not None
     html = (o.trace_dir / "trace.html").read_text(encoding="utf-8")
