@@ -38,8 +38,10 @@ from __future__ import annotations
 
 import hashlib
 import random
-from collections.abc import Callable, Iterator, Sequence
+from bisect import bisect_right
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
+from itertools import accumulate
 from typing import Any
 
 from checker.contract import Model, Property
@@ -136,22 +138,24 @@ def random_walk(
     depth: int,
     check_deadlock: bool = True,
     successors: bool = False,
-    weight: Callable[[Any], float] | None = None,
-    max_weight: float | None = None,
+    weights: Mapping[str, float] | None = None,
+    label: Callable[[Any], str] | None = None,
     cover: CoverageCounter | None = None,
     seen: Callable[[Any], None] | None = None,
     observe: Observer | None = None,
 ) -> Walk:
     """One random walk of at most ``depth`` steps, each step drawn from ``rng``.
 
-    ``weight(action)`` (default 1 for every action) is how likely an action is drawn relative to the
-    others (0: only when nothing weighing more is enabled); ``max_weight``, if given, bounds every weight
-    (it spares computing the heaviest candidate's at every step). ``successors`` checks every enabled
-    successor of every state followed, not only the one followed (see the module's docstring).
-    ``seen(state)`` is called on every state whose invariants were checked (to count distinct states),
-    ``observe`` on every state followed, and ``cover`` counts each action taken by its label and asks the
-    pending probes of every candidate tried."""
+    ``weights`` maps action labels (``label``, by default ``model.action_label``) to how likely an
+    action of that label is drawn relative to the others (a label it does not name weighs 1; 0: only
+    when nothing weighing more is enabled); it is read at every step, so a caller may change it between
+    steps (from ``observe``). Without ``weights`` every action weighs the same. ``successors`` checks
+    every enabled successor of every state followed, not only the one followed (see the module's
+    docstring). ``seen(state)`` is called on every state whose invariants were checked (to count distinct
+    states), ``observe`` on every state followed, and ``cover`` counts each action taken by its label and
+    asks the pending probes of every candidate tried."""
     refine = getattr(model, "refine", None)
+    label_of = label or model.action_label
     choose_outcome: Callable[[int], int] = lambda n: rng.randrange(n) if n > 1 else 0  # noqa: E731
     state = _initial(model, choose_outcome)
     if seen is not None:
@@ -166,9 +170,9 @@ def random_walk(
     generated = tried = 0
     for i in range(1, depth + 1):
         if successors:
-            picked = _step_all(model, rng, state, weight, cover, invariants, seen)
+            picked = _step_all(model, rng, state, weights, label_of, cover, invariants, seen)
         else:
-            picked = _step_one(model, rng, state, weight, max_weight, cover, invariants, seen)
+            picked = _step_one(model, rng, state, weights, label_of, cover, invariants, seen)
         tried += picked.tried
         generated += picked.generated
         if picked.action is None:  # nothing enabled
@@ -230,45 +234,58 @@ def _step_one(
     model: Model[Any, Any],
     rng: random.Random,
     state: Any,
-    weight: Callable[[Any], float] | None,
-    max_weight: float | None,
+    weights: Mapping[str, float] | None,
+    label: Callable[[Any], str],
     cover: CoverageCounter | None,
     invariants: Sequence[Property[Any]],
     seen: Callable[[Any], None] | None,
 ) -> _Picked:
     """Draw candidates (by weight) until one is enabled; check the successor followed only."""
     cands = list(model.actions(state))
+    rand = rng.random
     tried = 0
-    top = 0.0
-    if weight is not None and cands:
-        top = max_weight if max_weight is not None else max(weight(a) for a in cands)
-    rand, below = rng.random, rng.randrange
-    while cands:
-        n = len(cands)
-        k = below(n) if n > 1 else 0
-        if weight is not None:  # rejection sampling: accept with probability weight / heaviest
-            spins = 0
-            while rand() * top > weight(cands[k]):
-                spins += 1
-                if spins == _MAX_SPINS:  # light candidates only (or weightless): draw exactly
-                    k = _weighted_index(rng, [weight(a) for a in cands])
-                    break
-                k = below(n) if n > 1 else 0
-        action = cands[k]
-        nxt = model.next_state(state, action)
-        tried += 1
-        _probe(cover, state, action, nxt)
-        if nxt is None:
+    if weights is None:
+        while cands:
+            k = int(rand() * len(cands))
+            action = cands[k]
+            nxt = model.next_state(state, action)
+            tried += 1
+            _probe(cover, state, action, nxt)
+            if nxt is not None:
+                if seen is not None:
+                    seen(nxt)
+                return _Picked(action, nxt, _first_violation(invariants, nxt), tried, 1)
             cands[k] = cands[-1]
             cands.pop()
-            continue
-        if seen is not None:
-            seen(nxt)
-        return _Picked(action, nxt, _first_violation(invariants, nxt), tried, 1)
+        return _Picked(None, None, None, tried, 0)
+    try:  # every label named (the usual case): the weights at C speed
+        ws = list(map(weights.__getitem__, map(label, cands)))
+    except KeyError:
+        get = weights.get
+        ws = [get(lab, 1.0) for lab in map(label, cands)]
+    out: set[int] = set()  # candidates found not enabled
+    while len(out) < len(cands):
+        if not any(ws):  # only weightless candidates are left: uniformly, then
+            ws = [0.0 if j in out else 1.0 for j in range(len(cands))]
+        cumulative = list(accumulate(ws))
+        total = cumulative[-1]
+        lost = 0.0
+        while lost * 2 <= total:  # draw by weight until half the mass drawn from is found disabled
+            k = bisect_right(cumulative, rand() * total)
+            if k >= len(cands) or k in out:
+                continue
+            action = cands[k]
+            nxt = model.next_state(state, action)
+            tried += 1
+            _probe(cover, state, action, nxt)
+            if nxt is not None:
+                if seen is not None:
+                    seen(nxt)
+                return _Picked(action, nxt, _first_violation(invariants, nxt), tried, 1)
+            out.add(k)
+            lost += ws[k]
+            ws[k] = 0.0
     return _Picked(None, None, None, tried, 0)
-
-
-_MAX_SPINS = 32  # rejections in a row before a step draws from the explicit weights instead
 
 
 def _weighted_index(rng: random.Random, weights: Sequence[float]) -> int:
@@ -290,7 +307,8 @@ def _step_all(
     model: Model[Any, Any],
     rng: random.Random,
     state: Any,
-    weight: Callable[[Any], float] | None,
+    weights: Mapping[str, float] | None,
+    label: Callable[[Any], str],
     cover: CoverageCounter | None,
     invariants: Sequence[Property[Any]],
     seen: Callable[[Any], None] | None,
@@ -313,10 +331,10 @@ def _step_all(
         enabled.append((action, nxt))
     if not enabled:
         return _Picked(None, None, None, tried, 0)
-    if weight is None:
+    if weights is None:
         k = rng.randrange(len(enabled)) if len(enabled) > 1 else 0
     else:
-        k = _weighted_index(rng, [weight(action) for action, _ in enabled])
+        k = _weighted_index(rng, [weights.get(label(action), 1.0) for action, _ in enabled])
     action, nxt = enabled[k]
     return _Picked(action, nxt, None, tried, len(enabled))
 
@@ -461,25 +479,41 @@ class ReplayChooser:
         return value
 
 
-def shorten(actions: Sequence[Any], fails: Callable[[list[Any]], bool]) -> list[Any]:
-    """Delta debugging on a failing sequence of actions: take out chunks of steps (halves, quarters...,
-    single steps, last first) for as long as ``fails`` holds of what is left, until no single step can
-    go. Deterministic; ``fails(list(actions))`` is assumed."""
+def shorten(actions: Sequence[Any], attempt: Callable[[list[Any]], list[Any] | None]) -> list[Any]:
+    """Delta debugging on a failing sequence of actions: take out runs of steps for as long as what is
+    left still fails — long runs at aligned places (halves, quarters... down to 16 steps), then every run
+    of 8, 7, ... 1 steps at every place (a request, its handling and its response are three steps that
+    go together) — until a whole pass takes nothing out. ``attempt(candidate)`` says whether a candidate
+    fails: the failing sequence it stands for (itself, or with actions adapted to the steps taken out)
+    or None. Deterministic; ``actions`` is assumed to fail."""
     current = list(actions)
-    size = max(1, len(current) // 2)
     while True:
-        removed = False
-        end = len(current)
-        while end > 0:
-            start = max(0, end - size)
-            candidate = current[:start] + current[end:]
-            if candidate != current and fails(candidate):
-                current = candidate
-                removed = True
-            end = start
-        if size == 1 and not removed:
+        before = len(current)
+        size = len(current) // 2
+        while size > 8:
+            current = _take_out(current, size, size, attempt)
+            size //= 2
+        for size in range(min(8, len(current)), 0, -1):
+            current = _take_out(current, size, 1, attempt)
+        if len(current) == before:
             return current
-        size = max(1, size // 2) if not removed else size
+
+
+def _take_out(
+    current: list[Any], size: int, stride: int, attempt: Callable[[list[Any]], list[Any] | None]
+) -> list[Any]:
+    """``current`` with runs of ``size`` steps taken out wherever that still fails, trying runs that end
+    every ``stride`` steps, from the end back."""
+    end = len(current)
+    while end > 0:
+        start = max(0, end - size)
+        found = attempt(current[:start] + current[end:])
+        if found is not None and len(found) < len(current):
+            current = found
+            end = min(start, len(current))
+            continue
+        end -= stride
+    return current
 
 
 def label_weight(seed: int, label: str, weights: Sequence[float]) -> float:

@@ -31,11 +31,15 @@ walk, or the last one run), so figures and traces are the same on 1 or N workers
 
 from __future__ import annotations
 
+import contextlib
 import copy
 import csv
+import functools
+import gc
 import json
 import math
 import multiprocessing as mp
+import operator
 import random
 import time
 from collections import deque
@@ -46,7 +50,7 @@ from typing import Any
 
 import numpy as np
 
-from checker.contract import Model
+from checker.contract import Model, Probe
 from checker.errors import CheckerError
 from checker.result import Coverage, Result, Stats, Verdict
 from checker.search import DEADLOCK, CoverageCounter, is_deadlock, replay
@@ -60,11 +64,11 @@ from checker.simulate import (
     random_walk,
     shorten,
 )
-from model.choice import Plan
+from model.choice import Plan, Unplanned
 from model.config import FAULT_NAMES, Config
 from model.coverage import FAULT_ACTIONS, unexercised
 from model.explain import trace_document
-from model.group import _BASE_ARITY, Act, GroupModel
+from model.group import _BASE_ARITY, _COORDINATOR_STEPS, _SHAPES, Act, GroupModel
 from model.scenario import (
     MAX_NAME_CHARS,
     Scenario,
@@ -72,11 +76,15 @@ from model.scenario import (
     load_scenario,
     scenario_from_data,
 )
-from model.state import DOWN, GONE, MEMBER, NONE, STEADY, Budget, World
+from model.state import ABSENT, DOWN, GONE, MEMBER, NONE, STEADY, Budget, World
+from model.symmetry import canonical_member_ids
 from traces import write_bundle
 
 # the weights a swarm walk gives action labels (each label one of these, drawn from the walk's seed)
 WEIGHTS = (0.1, 0.3, 1.0, 1.0, 3.0, 10.0)
+# every action label of the model (action names), and how a walk reads an action's label (fast)
+ACTION_LABELS: tuple[str, ...] = tuple(sorted(_SHAPES))
+_NAME = operator.attrgetter("name")
 # the labels of the actions that inject a fault (each spends a budget)
 FAULT_LABELS = frozenset(FAULT_ACTIONS.values())
 LIVELOCK_NOTE = "to be confirmed by an exhaustive check at smaller bounds"
@@ -105,18 +113,241 @@ class SimulationError(CheckerError):
 # ------------------------------------------------------------------------------------------- the model
 
 
+class _FastConfig(Config):
+    """A :class:`Config` whose derived figures are computed once: ``Config`` recomputes them at every
+    call, and the complete-assignment property asks for every partition's slot at every state (a fifth
+    of a 200-partition walk's time). Pure caches of a frozen value."""
+
+    @functools.cached_property
+    def capacities(self) -> tuple[int, ...]:  # type: ignore[override]
+        return Config.capacities.fget(self)  # type: ignore[attr-defined,no-any-return]
+
+    @functools.cached_property
+    def topic_offsets(self) -> tuple[int, ...]:  # type: ignore[override]
+        return Config.topic_offsets.fget(self)  # type: ignore[attr-defined,no-any-return]
+
+    @functools.cached_property
+    def slots(self) -> int:  # type: ignore[override]
+        return Config.slots.fget(self)  # type: ignore[attr-defined,no-any-return]
+
+    def existing_slots(self, sizes: tuple[int, ...]) -> tuple[int, ...]:
+        cache: dict[tuple[int, ...], tuple[int, ...]] = self.__dict__.setdefault("_existing", {})
+        hit = cache.get(sizes)
+        if hit is None:
+            hit = cache[sizes] = Config.existing_slots(self, sizes)
+        return hit
+
+
+def _fast(cfg: Config) -> _FastConfig:
+    if isinstance(cfg, _FastConfig):
+        return cfg
+    return _FastConfig(**{f: getattr(cfg, f) for f in Config.__dataclass_fields__})
+
+
+class ListingDrift(CheckerError):
+    """The simulation's action listing no longer matches :meth:`GroupModel.actions` (the model gained or
+    changed an action): walks would explore another model, so they stop."""
+
+
+# how often (in listings) SimulationModel compares its listing with GroupModel's (it costs a full listing
+# and a successor per step left out: at 50 consumers about 10 ms)
+DRIFT_CHECK_EVERY = 1024
+
+
 class SimulationModel(GroupModel):
-    """The group model as walks take it: the same states, actions and successors (``next_state`` is the
-    model's), but a step that chooses an outcome (the rank of each new member id, the order of a split
-    write: :mod:`model.choice`) is listed once, with its default outcome, and the outcome a walk follows
-    is drawn by :meth:`refine`: listing every combination is exponential in the number of new members
-    (a 50-consumer group starting up would list 51! actions for its first CompleteJoin)."""
+    """The group model as walks take it: the same states and successors (``next_state`` is the model's),
+    listed faster.
+
+    * A step that chooses an outcome (the rank of each new member id, the order of a split write:
+      :mod:`model.choice`) is listed once, by its arguments without choices — that *representative*
+      takes the default outcome — and the outcome a walk follows is drawn by :meth:`refine`: listing
+      every combination is exponential in the number of new members (a 50-consumer group starting up
+      would list 51! actions for its first CompleteJoin), and running each step to learn its choices at
+      every listing costs a successor computation per candidate.
+    * :meth:`actions` lists each consumer's actions (with the requests brokers may take from it and the
+      cuts of its links), each broker's own and the environment's, each part cached until what it is
+      listed from changes — a step changes one or two parts of a 50-consumer world, and listing all 660
+      candidates again at every step was most of a walk's time. Every :data:`DRIFT_CHECK_EVERY` listings
+      (and the first) it is compared with :meth:`GroupModel.actions`; a difference raises
+      :class:`ListingDrift` instead of walking another model.
+    * :meth:`fingerprint` is the model's, recomputing only the consumers and links that changed since
+      the last state fingerprinted.
+    """
+
+    def __init__(self, cfg: Config) -> None:
+        super().__init__(_fast(cfg))
+        self._listings = 0
+        self._last_parts: tuple[Any, list[int], Any, list[int]] | None = None
+        self.reset()
+
+    def reset(self) -> None:
+        """Forget what was learnt of disabled steps (a walk starts with this, so that what it lists
+        depends on its own steps only: the same walk in any process, after any other walk)."""
+        self._units: list[_Unit | None] = [None] * self.cfg.total_consumers
+        self._broker_cache: list[tuple[Any, ...] | None] = [None] * self.cfg.brokers
+        self._env_cache: tuple[Any, ...] | None = None
+        self._listed_for: World | None = None
+        self._context: tuple[Any, ...] | None = None  # (leader, brokers, topic sizes) of the last listing
+        self._context_era = 0  # bumped whenever that context changes
+
+    # -- listing -----------------------------------------------------------------------------------------
+    def actions(self, w: World) -> list[Act]:  # type: ignore[override]
+        cfg, bud, links = self.cfg, w.budget, w.links
+        nb = cfg.brokers
+        flags = tuple(br.up and not br.paused for br in w.brokers)
+        context = (w.leader, w.brokers, w.sizes)
+        if context != self._context:  # compared once here, not by every consumer's part
+            self._context, self._context_era = context, self._context_era + 1
+        era = self._context_era
+        out: list[Act] = []
+        units = self._units
+        for c, cons in enumerate(w.consumers):
+            mine = links[c * nb : c * nb + nb]
+            u = units[c]
+            if u is None or u.cons is not cons or u.mine != mine or u.bud is not bud or u.flags != flags:
+                u = units[c] = _Unit(
+                    cons, mine, bud, flags, self._consumer_actions(c, cons, mine, bud, flags)
+                )
+            if u.era != era:
+                u.era, u.disabled, u.offered = era, set(), u.listed
+            out += u.offered
+        bcache = self._broker_cache
+        for b, br in enumerate(w.brokers):
+            hit = bcache[b]
+            if hit is None or hit[0] is not br or hit[1] is not bud or hit[2] != w.leader:
+                hit = bcache[b] = (br, bud, w.leader, self._broker_actions(b, br, bud, w.leader))
+            out += hit[3]
+        env = self._env_cache
+        if env is None or env[0] is not bud or env[1] != len(w.sizes):
+            env = self._env_cache = (bud, len(w.sizes), self._env_actions(bud, len(w.sizes)))
+        out += env[2]
+        self._listed_for = w
+        if self._listings % DRIFT_CHECK_EVERY == 0:
+            self._check_listing(w, out)
+        self._listings += 1
+        return out
+
+    def _learn_disabled(self, w: World, a: Act) -> None:
+        """A consumer's own step is not enabled in ``w``: leave it out of the listings until the consumer,
+        its links, the budget, the brokers, the leader or the topics change (all a consumer's step reads:
+        the history variables are read by no actor)."""
+        if w is self._listed_for and a.actor[0] == "C":
+            u = self._units[a.args[0]]
+            if u is not None and a not in u.disabled:
+                u.disabled.add(a)
+                u.offered = [x for x in u.offered if x is not a]
+
+    def _consumer_actions(
+        self, c: int, cons: Any, mine: tuple[Any, ...], bud: Budget, flags: tuple[bool, ...]
+    ) -> list[Act]:
+        """What :meth:`GroupModel.actions` lists for consumer ``c``, the requests each broker may take
+        from it, and the cuts and heals of its links."""
+        me = f"C{c + 1}"
+        out: list[Act] = []
+        if cons.status == DOWN:
+            out.append(Act("ConsumerRestart", me, (c,)))
+        elif cons.status == ABSENT:
+            if bud.consumer_joins:
+                out.append(Act("ConsumerJoin", me, (c,)))
+        elif cons.status not in GONE:
+            if cons.paused:
+                out.append(Act("GcResume", me, (c,)))
+            else:
+                out += (Act(name, me, (c,)) for name in self._consumer_steps)
+                if cons.awaiting is not None:
+                    out.append(Act("CoordinatorTimeout", me, (c,)))
+                for b, ln in enumerate(mine):
+                    if ln.to_consumer:
+                        out.append(Act(ln.to_consumer[0].kind, me, (c, b)))
+                if bud.consumer_leaves:
+                    out.append(Act("LeaveGroup", me, (c,)))
+                if bud.gc_pauses:
+                    out.append(Act("GcPause", me, (c,)))
+        if cons.status not in GONE and bud.consumer_crashes:
+            out.append(Act("ConsumerCrash", me, (c,)))
+        for b, ln in enumerate(mine):
+            if flags[b] and ln.to_broker:
+                out.append(Act("Handle" + ln.to_broker[0].kind, f"B{b + 1}", (b, c)))
+        for b, ln in enumerate(mine):
+            if ln.cut:
+                out.append(Act("HealLink", "env", (c, b)))
+            elif bud.network_partitions:
+                out.append(Act("CutLink", "env", (c, b)))
+        return out
+
+    def _broker_actions(self, b: int, br: Any, bud: Budget, leader: int | None) -> list[Act]:
+        """What :meth:`GroupModel.actions` lists for broker ``b``'s own steps (not the requests it takes)."""
+        me = f"B{b + 1}"
+        out: list[Act] = []
+        if br.up and not br.paused and br.role != NONE:
+            out += (Act(name, me, (b,)) for name in _COORDINATOR_STEPS[self.cfg.protocol])
+            out.append(Act("LoadGroup", me, (b,)))
+            if br.role == STEADY:
+                out.append(Act("NoticePartitionGrowth", me, (b,)))
+            out += (Act("SessionExpired", me, (b, mid)) for mid, _ in br.members)
+        if br.paused:
+            out.append(Act("GcResume", me, (b,)))
+        elif br.up and bud.gc_pauses:
+            out.append(Act("GcPause", me, (b,)))
+        if bud.coordinator_failovers and leader == b:
+            out.append(Act("CoordinatorCrash", me, (b,)))
+        if leader is None:
+            out.append(Act("ElectCoordinator", me, (b,)))
+        if not br.up:
+            out.append(Act("BrokerRestart", me, (b,)))
+        if bud.failbacks and b == 0:
+            out.append(Act("Failback", me, (b,)))
+        if getattr(bud, "leader_moves", 0) and leader is not None and leader != b and br.up and not br.paused:
+            out.append(Act("MoveLeadership", me, (b,)))
+        if br.role != NONE and leader != b:
+            out.append(Act("UnloadGroup", me, (b,)))
+        return out
+
+    def _env_actions(self, bud: Budget, topics: int) -> list[Act]:
+        return [Act("AddPartition", "env", (t,)) for t in range(topics)] if bud.partition_growth else []
+
+    def _check_listing(self, w: World, listed: list[Act]) -> None:
+        """Raise :class:`ListingDrift` unless ``listed`` (and what was left out of it as not enabled)
+        offers what :meth:`GroupModel.actions` offers: the same actions without choices, a representative
+        of every step with choices it offers, and nothing left out that is enabled."""
+        theirs = {_representative(a) for a in GroupModel.actions(self, w)}
+        left_out = {a for u in self._units if u is not None for a in u.disabled}
+        ours = set(listed) | left_out
+        plain = {a for a in ours if a.name not in _BASE_ARITY}
+        missing = sorted(map(str, theirs - ours))
+        extra = sorted(map(str, plain - theirs))
+        wrong = sorted(str(a) for a in left_out if GroupModel.next_state(self, w, a) is not None)
+        if missing or extra or wrong:
+            if missing:
+                what = f"GroupModel lists {missing[0]}"
+            elif extra:
+                what = f"it does not list {extra[0]}"
+            else:
+                what = f"{wrong[0]} is enabled although a step it reads nothing of left it out"
+            raise ListingDrift(f"the simulation's action listing is out of date with model.group: {what}")
 
     def _outcomes(self, w: World, act: Act) -> Iterator[Act]:
+        # GroupModel.actions (the drift check) lists a step with choices once, by its representative
         plan = Plan(w)
-        if self._run(w, act.name, act.actor, act.args, plan) is None:
-            return
-        yield Act(act.name, act.actor, (*act.args, *plan.defaults)) if plan.options else act
+        if self._run(w, act.name, act.actor, act.args, plan) is not None:
+            yield act
+
+    # -- successors --------------------------------------------------------------------------------------
+    def next_state(self, w: World, a: Act) -> World | None:
+        n = _BASE_ARITY.get(a.name)
+        if n is not None and len(a.args) == n:  # a representative: the default outcome
+            nxt = self._run(w, a.name, a.actor, a.args, Plan(w))
+        elif n is None:
+            try:
+                nxt = self._run(w, a.name, a.actor, a.args, Plan(w, ()))
+            except Unplanned:  # pragma: no cover - a step of a kind that makes no choice made one
+                nxt = None
+        else:
+            nxt = self._step(w, a)
+        if nxt is None:
+            self._learn_disabled(w, a)
+            return None
+        return canonical_member_ids(nxt)
 
     def refine(self, w: World, act: Act, choose: Callable[[int], int]) -> Act:
         """``act`` with each of its step's choices drawn by ``choose`` (``act`` itself for a step that
@@ -129,6 +360,69 @@ class SimulationModel(GroupModel):
         if self._run(w, act.name, act.actor, base, plan) is None or not plan.options:
             return act
         return Act(act.name, act.actor, (*base, *(choose(k) for k in plan.options)))
+
+    def explicit(self, w: World, act: Act) -> Act:
+        """``act`` with its default outcome spelt out when it is a representative (the action as
+        :class:`GroupModel` reads it)."""
+        n = _BASE_ARITY.get(act.name)
+        if n is None or len(act.args) != n:
+            return act
+        plan = Plan(w)
+        if self._run(w, act.name, act.actor, act.args, plan) is None or not plan.options:
+            return act
+        return Act(act.name, act.actor, (*act.args, *plan.defaults))
+
+    def probes(self) -> list[Probe[World, Act]]:
+        """The model's probes, their counterfactual steps taken by simulation models too (which read a
+        representative as its default outcome)."""
+        from model.coverage import probes
+
+        return probes(self.cfg, SimulationModel)
+
+    # -- fingerprints ------------------------------------------------------------------------------------
+    def fingerprint(self, w: World) -> int:
+        part = self._part_fp
+        cons, links = w.consumers, w.links
+        last = self._last_parts
+        if last is None or len(last[0]) != len(cons) or len(last[2]) != len(links):
+            cfp = list(map(part, cons))
+            lfp = list(map(part, links))
+        else:
+            pc, pcf, pl, plf = last
+            cfp = (
+                pcf
+                if cons is pc
+                else [f if x is y else part(x) for x, y, f in zip(cons, pc, pcf, strict=True)]
+            )
+            lfp = (
+                plf
+                if links is pl
+                else [f if x is y else part(x) for x, y, f in zip(links, pl, plf, strict=True)]
+            )
+        self._last_parts = (cons, cfp, links, lfp)
+        return self._compose(w, cfp, lfp)
+
+
+class _Unit:
+    """One consumer's part of a listing: what it was listed from, the actions, and which of the
+    consumer's own steps are known not to be enabled while the context (leader, brokers, topic sizes)
+    stays the same (``era``)."""
+
+    __slots__ = ("bud", "cons", "disabled", "era", "flags", "listed", "mine", "offered")
+
+    def __init__(
+        self, cons: Any, mine: tuple[Any, ...], bud: Budget, flags: tuple[bool, ...], listed: list[Act]
+    ):
+        self.cons, self.mine, self.bud, self.flags, self.listed = cons, mine, bud, flags, listed
+        self.era = -1  # the context era ``disabled`` holds for
+        self.disabled: set[Act] = set()
+        self.offered = listed
+
+
+def _representative(a: Act) -> Act:
+    """A listed step with choices, by its arguments without them."""
+    n = _BASE_ARITY.get(a.name)
+    return a if n is None or len(a.args) == n else Act(a.name, a.actor, a.args[:n])
 
 
 def same_family(option: Act, action: Act) -> list[int] | None:
@@ -156,21 +450,30 @@ def group_stable(w: World) -> bool:
     if not b.up or b.role != STEADY or b.trigger is not None or b.unwritten or b.joined or b.late:
         return False
     members = dict(b.members)
-    owned: dict[int, list[int]] = {}
-    for slot, owner in enumerate(b.ownership):
-        if owner is not None:
-            owned.setdefault(owner, []).append(slot)
+    gen = b.generation
     live = 0
-    for c, cons in enumerate(w.consumers):
+    for c, cons in enumerate(w.consumers):  # the cheap checks first: a walk asks at every step
         if cons.status in GONE:
             continue
         live += 1
-        mid = cons.member_id
-        if cons.status != MEMBER or mid is None or members.get(mid) != c or cons.generation != b.generation:
+        if (
+            cons.status != MEMBER
+            or cons.generation != gen
+            or cons.revoking
+            or members.get(cons.member_id) != c
+        ):
             return False
-        if cons.revoking or sorted(cons.assignment) != owned.get(mid, []):
-            return False
-    return live == len(members)
+    if live != len(members):
+        return False
+    owned: dict[int | None, list[int]] = {}
+    for slot, owner in enumerate(b.ownership):
+        if owner is not None:
+            owned.setdefault(owner, []).append(slot)
+    return all(
+        sorted(cons.assignment) == owned.get(cons.member_id, [])
+        for cons in w.consumers
+        if cons.status not in GONE
+    )
 
 
 def stable_predicate(model: Model[Any, Any]) -> Callable[[Any], bool]:
@@ -264,24 +567,16 @@ class Swarm:
     def weight(self, label: str) -> float:
         return 1.0 if self.uniform else label_weight(self.seed, label, WEIGHTS)
 
-    def weigher(self, now: Callable[[], int]) -> Callable[[Act], float] | None:
-        """The walk's weight of an action (by its label, each label's weight computed once): 0 for a
-        fault held back at step ``now()``; None for a uniform walk."""
+    def weights_for(self, labels: Sequence[str]) -> tuple[dict[str, float], dict[str, int]] | None:
+        """The walk's weight of each of ``labels`` at its start (0 for a fault held back) and the faults
+        held back (label: the step from which it weighs its weight); None for a uniform walk."""
         if self.uniform:
             return None
-        table: dict[str, float] = {}
-        delays = dict(self.delays)
-
-        def weight(a: Act) -> float:
-            name = a.name
-            w = table.get(name)
-            if w is None:
-                w = table[name] = self.weight(name)
-            if delays and name in delays and now() < delays[name]:
-                return 0.0
-            return w
-
-        return weight
+        table = {lab: self.weight(lab) for lab in labels}
+        held = dict(self.delays)
+        for lab in held:
+            table[lab] = 0.0
+        return table, held
 
     def faults(self) -> str:
         delays = {
@@ -312,22 +607,32 @@ class Swarm:
 
 def swarm(cfg: Config, seed: int, walk: int, depth: int) -> Swarm:
     """Walk ``walk``'s configuration in a run seeded ``seed`` over a scenario of ``cfg`` with walks of
-    ``depth`` steps: each fault kind the scenario budgets is kept with probability one half, with a budget
-    from 1 to the scenario's, and held back (with probability one half) until a step drawn from the first
-    half of the walk; each action label gets a weight from :data:`WEIGHTS`."""
+    ``depth`` steps: each fault kind the scenario budgets is kept with probability 3/4 (a scenario's bug
+    usually needs most of its faults), with a budget from 1 to the scenario's, and held back (with
+    probability 1/2, unless pinned to a rebalance phase: that pin times it already) until a step drawn
+    from the first :func:`hold_horizon` steps; each action label gets a weight from :data:`WEIGHTS`."""
     walk_seed = derive_seed(seed, walk)
     if walk == 0:
         return Swarm(walk, walk_seed, cfg.budget, True)
     rng = random.Random(walk_seed)
+    horizon = hold_horizon(cfg, depth)
     budgets = {}
     delays = []
     for name in FAULT_NAMES:
         b = getattr(cfg.budget, name)
-        keep = rng.random() < 0.5
+        keep = rng.random() < 0.75
         budgets[name] = rng.randint(1, b) if keep and b else 0
-        if budgets[name] and rng.random() < 0.5:
-            delays.append((FAULT_ACTIONS[name], rng.randrange(1, max(2, depth // 2))))
+        hold = rng.random() < 0.5
+        pinned = name == "coordinator_failovers" and cfg.failover_phase is not None
+        if budgets[name] and hold and not pinned:
+            delays.append((FAULT_ACTIONS[name], rng.randrange(1, horizon)))
     return Swarm(walk, walk_seed, Budget(**budgets), False, tuple(delays))
+
+
+def hold_horizon(cfg: Config, depth: int) -> int:
+    """How late a swarm walk may hold a fault back: late enough to land in any phase of a rebalance or
+    two, early enough to leave the walk room to recover (at most half the walk)."""
+    return max(2, min(depth // 2, 20 * (cfg.total_consumers + cfg.brokers)))
 
 
 def walk_config(cfg: Config, budget: Budget) -> Config:
@@ -488,10 +793,15 @@ class Walker:
         liveness = _Liveness(stable_predicate(model), self.k, model.action_label, self.tail)
         phases = _Phases()
 
-        now = [0]
+        weighed = sw.weights_for(ACTION_LABELS)
+        weights, held = weighed if weighed is not None else (None, {})
 
         def observe(step: int, action: Any, state: Any) -> bool:
-            now[0] = step
+            if held:  # faults held back until this step may strike from now on
+                for lab in [lab for lab, d in held.items() if d <= step + 1]:
+                    assert weights is not None
+                    weights[lab] = sw.weight(lab)
+                    del held[lab]
             phases(state)
             return liveness(step, action, state)
 
@@ -502,6 +812,7 @@ class Walker:
             def add(state: Any) -> None:
                 put(fp(state))
 
+        model.reset()
         start = time.perf_counter()
         w = random_walk(
             model,
@@ -510,8 +821,8 @@ class Walker:
             depth=self.depth,
             check_deadlock=self.sc.check_deadlock,
             successors=self.settings.successors,
-            weight=sw.weigher(lambda: now[0]),
-            max_weight=max(WEIGHTS),
+            weights=weights,
+            label=_NAME,
             cover=cover,
             seen=add,
             observe=observe,
@@ -540,6 +851,30 @@ class Walker:
         fired: set[str] = set()
         seen: set[int] = set()
         phases: set[int] = set()
+        with _no_gc():
+            self._run_walks(walks, deadline, rows, counts, fired, seen, phases)
+        fps = np.fromiter(seen, dtype=np.uint64, count=len(seen))
+        fps.sort()
+        tally = Tally(
+            counts,
+            fired,
+            phases,
+            fps,
+            sum(r.steps for r in rows),
+            sum(r.generated for r in rows),
+        )
+        return rows, tally
+
+    def _run_walks(
+        self,
+        walks: Sequence[int],
+        deadline: float | None,
+        rows: list[WalkRow],
+        counts: dict[str, int],
+        fired: set[str],
+        seen: set[int],
+        phases: set[int],
+    ) -> None:
         for i in walks:
             if deadline is not None and time.time() >= deadline:
                 break
@@ -553,17 +888,19 @@ class Walker:
             phases |= reached.reached
             if self.stops(w.violation):
                 break
-        fps = np.fromiter(seen, dtype=np.uint64, count=len(seen))
-        fps.sort()
-        tally = Tally(
-            counts,
-            fired,
-            phases,
-            fps,
-            sum(r.steps for r in rows),
-            sum(r.generated for r in rows),
-        )
-        return rows, tally
+
+
+@contextlib.contextmanager
+def _no_gc() -> Iterator[None]:
+    """The cyclic garbage collector off while walking: states are trees of immutable values (no cycle
+    to collect), and its passes over millions of them cost a tenth of a walk's time."""
+    was = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if was:
+            gc.enable()
 
 
 def run_chunk(
@@ -706,7 +1043,8 @@ def shrink(sc: Scenario, cfg: Config, actions: Sequence[Act], prop: str, *, seed
         )
         cfg2, w = found if found is not None else (best_cfg, seeded)
         model = shrinker.model(cfg2)
-        shorter = shorten(w.actions, lambda acts, m=model: replays_to(m, sc, acts, prop))
+        start = replays_to(model, sc, w.actions, prop) or list(w.actions)
+        shorter = shorten(start, lambda acts, m=model: replays_to(m, sc, acts, prop))
         if len(shorter) > len(best) or (len(shorter) == len(best) and cfg2 == best_cfg):
             break
         progressed = len(shorter) < len(w.actions)
@@ -714,8 +1052,11 @@ def shrink(sc: Scenario, cfg: Config, actions: Sequence[Act], prop: str, *, seed
         if not progressed:
             break
     best_cfg, best = _tighten(sc, best_cfg, best, prop)
-    init = shrinker.model(best_cfg).init_states()[0]
-    return Shrunk(best_cfg, init, tuple(best), prop, len(actions), shrinker.calls)
+    model = shrinker.model(best_cfg)
+    final = replays_to(model, sc, best, prop)  # every choice spelt out
+    if final is None:  # pragma: no cover - every candidate kept was replayed so
+        raise SimulationError(f"the shrunk walk no longer violates {prop} on replay")
+    return Shrunk(best_cfg, model.init_states()[0], tuple(final), prop, len(actions), shrinker.calls)
 
 
 class _Found(Exception):
@@ -776,26 +1117,42 @@ def _tighten(sc: Scenario, cfg: Config, actions: list[Act], prop: str) -> tuple[
     if cfg.failover_phase is not None and budget.coordinator_failovers == 0:
         budget = replace(budget, coordinator_failovers=cfg.budget.coordinator_failovers)
     tight = walk_config(replace(cfg, failover_phase=sc.config.failover_phase), budget)
-    if tight != cfg and replays_to(SimulationModel(tight), sc, actions, prop):
-        return tight, actions
+    if tight != cfg:
+        done = replays_to(SimulationModel(tight), sc, actions, prop)
+        if done is not None:
+            return tight, done
     return cfg, actions
 
 
-def replays_to(model: Model[Any, Any], sc: Scenario, actions: Sequence[Any], prop: str) -> bool:
-    """Whether ``actions`` replay from the initial state to a first violation of ``prop`` at the last
-    state, as a search would report it: no earlier state violates a checked invariant, ``prop`` is the
-    final state's first violated one (or, for a deadlock, none is and nothing is enabled there)."""
+def replays_to(model: SimulationModel, sc: Scenario, actions: Sequence[Act], prop: str) -> list[Act] | None:
+    """The path ``actions`` stand for from the initial state to a first violation of ``prop``, as a
+    search would report it — no earlier state violates a checked invariant, ``prop`` is the last state's
+    first violated one (for a deadlock: none is, and nothing is enabled there) — or None when they reach
+    none. Replay is forgiving, so that taking steps out of a counterexample leaves one (what delta
+    debugging needs): a step whose recorded outcome it no longer has (steps taken out before it changed
+    its choices, say a new member's rank among fewer ids) takes its default outcome; a step no longer
+    enabled at all is skipped; the path ends at the first state violating ``prop``. The actions returned
+    are explicit (every choice spelt out, as ``groupcheck replay`` reads them)."""
     props = invariants_of(model, sc.properties)
-    try:
-        cex = replay(model, model.init_states()[0], actions, prop)
-    except CheckerError:
-        return False
-    states = [cex.init_state, *(s.state for s in cex.steps)]
-    if any(_first_bad(props, st) is not None for st in states[:-1]):
-        return False
+    state = model.init_states()[0]
+    done: list[Act] = []
+    for a in actions:
+        bad = _first_bad(props, state)
+        if bad is not None:
+            return done if bad == prop else None
+        nxt = model.next_state(state, a)
+        if nxt is None:
+            rep = _representative(a)
+            nxt = None if rep == a else model.next_state(state, rep)
+            if nxt is None:
+                continue
+            a = rep
+        done.append(model.explicit(state, a))
+        state = nxt
+    bad = _first_bad(props, state)
     if prop == DEADLOCK:
-        return _first_bad(props, states[-1]) is None and is_deadlock(model, states[-1])
-    return _first_bad(props, states[-1]) == prop
+        return done if bad is None and is_deadlock(model, state) else None
+    return done if bad == prop else None
 
 
 def _first_bad(props: Sequence[Any], state: Any) -> str | None:
