@@ -655,3 +655,18 @@ def test_bundle_refuses_a_malformed_document(tmp_path: Path) -> None:
     with pytest.raises(TraceFormatError):
         write_bundle(doc, tmp_path / "out")
     assert not (tmp_path / "out").exists()
+
+
+def test_phases_table_is_validated(tmp_path: Path) -> None:
+    """The fuzzer found a deeply nested ``phases`` accepted by the loader (the key came with per-protocol
+    phase names and was not validated)."""
+    from traces import TraceFormatError, load
+
+    doc = {**sample(), "phases": {"a": {"a": {"a": 1}}}}
+    path = tmp_path / "t.json"
+    path.write_text(json.dumps(doc), encoding="utf-8")
+    with pytest.raises(TraceFormatError, match="phases: unknown phase"):
+        load(path)
+    doc["phases"] = {"2": {"name": "x", "short": "y"}}
+    path.write_text(json.dumps(doc), encoding="utf-8")
+    assert load(path)["phases"]["2"]["short"] == "y"

@@ -220,7 +220,25 @@ def validate(doc: object, source: str) -> dict[str, Any]:
     if not isinstance(violation["message"], str):
         raise _fail(source, "violation.message: must be a string")
     _check_loop(doc, source)
+    _check_phases(doc, source)
     return doc
+
+
+def _check_phases(doc: dict[str, Any], source: str) -> None:
+    """``phases`` (optional): each rebalance phase's names as the trace's protocol says them,
+    ``{"0": {"name": str, "short": str}, ..., "5": ...}``."""
+    if "phases" not in doc:
+        return
+    phases = doc["phases"]
+    if not isinstance(phases, dict):
+        raise _fail(source, f"phases: must be an object, got {_short(phases)}")
+    for key, entry in phases.items():
+        if key not in {str(k) for k in range(6)}:
+            raise _fail(source, f"phases: unknown phase {_short(key)} (phases are 0 to 5)")
+        if not isinstance(entry, dict) or set(entry) != {"name", "short"}:
+            raise _fail(source, f'phases.{key}: must be {{"name": ..., "short": ...}}, got {_short(entry)}')
+        if not all(isinstance(v, str) for v in entry.values()):
+            raise _fail(source, f"phases.{key}: name and short must be strings")
 
 
 def _check_kind(doc: dict[str, Any], source: str) -> None:
