@@ -516,6 +516,40 @@ def _take_out(
     return current
 
 
+def fair_run(
+    model: Model[Any, Any],
+    state: Any,
+    rng: random.Random,
+    *,
+    goal: Callable[[Any], bool],
+    rounds: int,
+    exclude: Callable[[Any], bool] = lambda action: False,
+) -> int | None:
+    """From ``state``, a fair schedule: round after round, every action enabled when the round starts
+    (but those ``exclude`` accepts, say faults) is taken if it still is when its turn comes, in an order
+    drawn by ``rng`` — weak fairness for every action — for at most ``rounds`` rounds. Returns how many
+    steps it took to reach a state where ``goal`` holds (0: it holds in ``state``), or None if it never
+    did (or nothing was enabled). A random walk may starve an action for long (one consumer's among
+    fifty others' heartbeats); this schedule tells a slow walk from a state that cannot make progress."""
+    if goal(state):
+        return 0
+    steps = 0
+    for _ in range(rounds):
+        todo = [a for a in model.actions(state) if not exclude(a)]
+        rng.shuffle(todo)
+        moved = False
+        for action in todo:
+            nxt = model.next_state(state, action)
+            if nxt is None:
+                continue
+            state, moved, steps = nxt, True, steps + 1
+            if goal(state):
+                return steps
+        if not moved:
+            return None
+    return None
+
+
 def label_weight(seed: int, label: str, weights: Sequence[float]) -> float:
     """The weight a walk seeded ``seed`` gives action label ``label``: one of ``weights``, drawn from the
     seed and the label alone (so it does not depend on the order labels are met in)."""

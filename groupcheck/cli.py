@@ -395,7 +395,8 @@ def _simulation_lines(o: object, args: argparse.Namespace) -> list[str]:
     mode = "every successor checked" if o.settings.successors else "every state followed checked"
     lines = [
         f"{sc.name}: {o.found} (expected {o.expected})  {mark}",
-        f"    {o.walks:,} walks, {o.steps:,} steps in {o.seconds:.1f} s ({o.steps_per_second:,.0f} steps/s a "
+        f"    {o.walks:,} walks, {o.steps:,} steps in {o.seconds - o.shrink_seconds:.1f} s "
+        f"({o.steps_per_second:,.0f} steps/s a "
         f"core), depth <= {o.depth}, seed {o.settings.seed}, {mode}",
         f"    within: {sc.bounds()}",
     ]
@@ -412,7 +413,8 @@ def _simulation_lines(o: object, args: argparse.Namespace) -> list[str]:
             faults = ", ".join(f"{k}={n}" for k in budget.__dataclass_fields__ if (n := getattr(budget, k)))
             lines.append(
                 f"    shrunk from {v.steps} to {len(o.shrunk)} steps: {cfg.consumers} consumers, "
-                f"topics {topics}, faults {faults or 'none'} (Hypothesis ran {o.shrunk.examples:,} walks)"
+                f"topics {topics}, faults {faults or 'none'} (in {o.shrink_seconds:.1f} s; Hypothesis ran "
+                f"{o.shrunk.examples:,} walks)"
             )
         if o.trace_dir is not None:
             lines.append(f"    trace: {o.trace_dir}/trace.html (open it in a browser; also .json .mmd .dot)")

@@ -58,6 +58,7 @@ from checker.simulate import (
     ReplayChooser,
     Walk,
     derive_seed,
+    fair_run,
     guided_walk,
     invariants_of,
     label_weight,
@@ -88,6 +89,9 @@ _NAME = operator.attrgetter("name")
 # the labels of the actions that inject a fault (each spends a budget)
 FAULT_LABELS = frozenset(FAULT_ACTIONS.values())
 LIVELOCK_NOTE = "to be confirmed by an exhaustive check at smaller bounds"
+FAIR_ROUNDS = (
+    40  # rounds of a fair schedule that must fail to stabilise a group before a livelock is suspected
+)
 STABLE_PROPERTY = "eventually-stable"  # the model's liveness property for stability, when it has one
 ENGINES = ("local", "spark")
 ROW_COLUMNS = (
@@ -149,6 +153,9 @@ class ListingDrift(CheckerError):
     changed an action): walks would explore another model, so they stop."""
 
 
+# a consumer's protocol steps: whether one is enabled depends on the consumer, its links, the leader and
+# which brokers are up, nothing else (model.consumer; checked with every listing drift check)
+LIGHT_STEPS = frozenset(("FindCoordinator", "JoinGroup", "SyncGroup", "Heartbeat", "OffsetCommit", "Fetch"))
 # how often (in listings) SimulationModel compares its listing with GroupModel's (it costs a full listing
 # and a successor per step left out: at 50 consumers about 10 ms)
 DRIFT_CHECK_EVERY = 1024
@@ -189,16 +196,24 @@ class SimulationModel(GroupModel):
         self._listed_for: World | None = None
         self._context: tuple[Any, ...] | None = None  # (leader, brokers, topic sizes) of the last listing
         self._context_era = 0  # bumped whenever that context changes
+        self._light: tuple[Any, ...] | None = None  # (leader, which brokers are up) of the last listing
+        self._light_era = 0
 
     # -- listing -----------------------------------------------------------------------------------------
     def actions(self, w: World) -> list[Act]:  # type: ignore[override]
         cfg, bud, links = self.cfg, w.budget, w.links
         nb = cfg.brokers
         flags = tuple(br.up and not br.paused for br in w.brokers)
+        # what a consumer's steps read beyond the consumer, its links and the budget, compared once here
+        # rather than by every consumer's part: its protocol steps read at most the leader and whether
+        # brokers are up (model.consumer); the others (timeouts, faults) the brokers and topics
+        light = (w.leader, tuple(br.up for br in w.brokers))
+        if light != self._light:
+            self._light, self._light_era = light, self._light_era + 1
         context = (w.leader, w.brokers, w.sizes)
-        if context != self._context:  # compared once here, not by every consumer's part
+        if context != self._context:
             self._context, self._context_era = context, self._context_era + 1
-        era = self._context_era
+        era, light_era = self._context_era, self._light_era
         out: list[Act] = []
         units = self._units
         for c, cons in enumerate(w.consumers):
@@ -208,8 +223,8 @@ class SimulationModel(GroupModel):
                 u = units[c] = _Unit(
                     cons, mine, bud, flags, self._consumer_actions(c, cons, mine, bud, flags)
                 )
-            if u.era != era:
-                u.era, u.disabled, u.offered = era, set(), u.listed
+            if u.era != era or u.light_era != light_era:
+                u.forget(era, light_era)
             out += u.offered
         bcache = self._broker_cache
         for b, br in enumerate(w.brokers):
@@ -229,12 +244,13 @@ class SimulationModel(GroupModel):
 
     def _learn_disabled(self, w: World, a: Act) -> None:
         """A consumer's own step is not enabled in ``w``: leave it out of the listings until the consumer,
-        its links, the budget, the brokers, the leader or the topics change (all a consumer's step reads:
-        the history variables are read by no actor)."""
+        its links, the budget or what the step reads of the rest changes (the brokers, the leader, the
+        topics; for the protocol steps of :data:`LIGHT_STEPS` the leader and which brokers are up); the
+        history variables are read by no actor. The drift check keeps this honest."""
         if w is self._listed_for and a.actor[0] == "C":
             u = self._units[a.args[0]]
-            if u is not None and a not in u.disabled:
-                u.disabled.add(a)
+            if u is not None and a not in u.disabled and a not in u.disabled_light:
+                (u.disabled_light if a.name in LIGHT_STEPS else u.disabled).add(a)
                 u.offered = [x for x in u.offered if x is not a]
 
     def _consumer_actions(
@@ -311,7 +327,7 @@ class SimulationModel(GroupModel):
         offers what :meth:`GroupModel.actions` offers: the same actions without choices, a representative
         of every step with choices it offers, and nothing left out that is enabled."""
         theirs = {_representative(a) for a in GroupModel.actions(self, w)}
-        left_out = {a for u in self._units if u is not None for a in u.disabled}
+        left_out = {a for u in self._units if u is not None for a in (*u.disabled, *u.disabled_light)}
         ours = set(listed) | left_out
         plain = {a for a in ours if a.name not in _BASE_ARITY}
         missing = sorted(map(str, theirs - ours))
@@ -408,15 +424,36 @@ class _Unit:
     consumer's own steps are known not to be enabled while the context (leader, brokers, topic sizes)
     stays the same (``era``)."""
 
-    __slots__ = ("bud", "cons", "disabled", "era", "flags", "listed", "mine", "offered")
+    __slots__ = (
+        "bud",
+        "cons",
+        "disabled",
+        "disabled_light",
+        "era",
+        "flags",
+        "light_era",
+        "listed",
+        "mine",
+        "offered",
+    )
 
     def __init__(
         self, cons: Any, mine: tuple[Any, ...], bud: Budget, flags: tuple[bool, ...], listed: list[Act]
     ):
         self.cons, self.mine, self.bud, self.flags, self.listed = cons, mine, bud, flags, listed
-        self.era = -1  # the context era ``disabled`` holds for
-        self.disabled: set[Act] = set()
+        self.era = self.light_era = -1  # the context eras the sets below hold for
+        self.disabled: set[Act] = set()  # steps of the consumer not enabled while ``era`` lasts
+        self.disabled_light: set[Act] = set()  # protocol steps not enabled while ``light_era`` lasts
         self.offered = listed
+
+    def forget(self, era: int, light_era: int) -> None:
+        """A new context: forget what it may have changed."""
+        if era != self.era:
+            self.era, self.disabled = era, set()
+        if light_era != self.light_era:
+            self.light_era, self.disabled_light = light_era, set()
+        gone = self.disabled | self.disabled_light
+        self.offered = [a for a in self.listed if a not in gone] if gone else self.listed
 
 
 def _representative(a: Act) -> Act:
@@ -681,12 +718,20 @@ class _Liveness:
     at least ``tail`` steps: nothing is left there but the steady state, which the first ``tail`` steps
     of a walk explore well enough."""
 
-    def __init__(self, stable: Callable[[Any], bool], k: int, label: Callable[[Any], str], tail: int) -> None:
-        self.stable, self.k, self.label, self.tail = stable, k, label, tail
+    def __init__(
+        self,
+        stable: Callable[[Any], bool],
+        k: int,
+        label: Callable[[Any], str],
+        tail: int,
+        fair: Callable[[Any, int], int | None],
+    ) -> None:
+        self.stable, self.k, self.label, self.tail, self.fair = stable, k, label, tail, fair
         self.since = 0  # the step of the last fault (0: the start)
         self.settled = False  # stable since then
         self.suspect: str | None = None
         self.quiet = False  # the walk ended because it went quiet
+        self.slow = 0  # times the walk was not stable in time but a fair schedule made it so
 
     def __call__(self, i: int, action: Any, state: Any) -> bool:
         if action is not None and self.label(action) in FAULT_LABELS:
@@ -695,12 +740,24 @@ class _Liveness:
             if self.stable(state):
                 self.settled = True
             elif i - self.since >= self.k:
-                what = "the start" if self.since == 0 else f"the fault at step {self.since}"
-                self.suspect = f"not stable within {self.k} steps after {what}"
+                # the walk may only have starved someone: a fair schedule from here tells
+                if self.fair(state, i) is None:
+                    what = "the start" if self.since == 0 else f"the fault at step {self.since}"
+                    self.suspect = (
+                        f"not stable within {self.k} steps after {what}, nor within {FAIR_ROUNDS} rounds "
+                        f"of a fair schedule (every enabled action in turn, no fault) from step {i}"
+                    )
+                else:
+                    self.slow += 1
+                    self.settled = True
         if self.settled and i >= self.tail and quiet(state) and self.stable(state):
             self.quiet = True
             return True
         return False
+
+
+def _is_fault(a: Act) -> bool:
+    return a.name in FAULT_LABELS
 
 
 def quiet(w: World) -> bool:
@@ -790,7 +847,15 @@ class Walker:
         """Run walk ``i``: its swarm, the walk, its row and the phases it reached."""
         sw = self.swarm(i)
         model = self.model(sw.budget)
-        liveness = _Liveness(stable_predicate(model), self.k, model.action_label, self.tail)
+        stable = stable_predicate(model)
+
+        def fair(state: Any, step: int) -> int | None:
+            rng = random.Random(derive_seed(sw.seed, "fair", step))
+            found = fair_run(model, state, rng, goal=stable, rounds=FAIR_ROUNDS, exclude=_is_fault)
+            model.reset()  # the walk's own listings go on from what it learnt itself
+            return found
+
+        liveness = _Liveness(stable, self.k, model.action_label, self.tail, fair)
         phases = _Phases()
 
         weighed = sw.weights_for(ACTION_LABELS)
