@@ -365,7 +365,7 @@ def cmd_simulate(args: argparse.Namespace) -> int:
     out = Path(args.out) if args.out else None
     outcomes = []
     for sc in scenarios:
-        o = sim.simulate_scenario(sc, out, settings)
+        o = sim.simulate_scenario(sc, out, settings, progress=_walk_progress(sc.name))
         outcomes.append(o)
         for line in _simulation_lines(o, args):
             print(line)
@@ -383,6 +383,26 @@ def cmd_simulate(args: argparse.Namespace) -> int:
         text = json.dumps([o.summary() for o in outcomes], indent=2) + "\n"
         Path(args.json).write_text(text, encoding="utf-8")
     return EXIT_UNEXPECTED if bad or (args.strict and doubtful) else EXIT_OK
+
+
+def _walk_progress(name: str) -> Callable[[int, int, float], None]:
+    """A plain progress line on stderr at a steady interval (GROUPCHECK_PROGRESS_SECONDS, default 10 s),
+    so that a long simulation is never silent."""
+    try:
+        every = float(os.environ.get("GROUPCHECK_PROGRESS_SECONDS", "10"))
+    except ValueError:
+        every = 10.0
+    last = [time.monotonic()]
+
+    def line(walks: int, steps: int, seconds: float) -> None:
+        now = time.monotonic()
+        if now - last[0] < every:
+            return
+        last[0] = now
+        text = f"progress: {name}: {walks:,} walks, {steps:,} steps, {seconds:,.0f} s"
+        print(text, file=sys.stderr, flush=True)
+
+    return line
 
 
 def _simulation_lines(o: object, args: argparse.Namespace) -> list[str]:
