@@ -3,30 +3,32 @@ suspected-livelock check, coverage, and shrinking a violating walk to a minimal 
 
 Each **walk** ``i`` of a run seeded ``s`` is a pure function of ``(s, i)`` and the scenario: walk 0 takes
 the scenario as it is, with every action equally weighted; every other walk is a **swarm** configuration
-(Groce et al., "Swarm testing"): it keeps each fault kind the scenario budgets with probability one half,
-with a budget drawn from 1 to the scenario's, and gives each action label a weight of its own (from
-:data:`WEIGHTS`), so that rare combinations (a crash with no GC pause, many heartbeats and few fetches...)
-are walked too. A walk is rerun alone with ``--walk i`` (same seed).
+(Groce et al., "Swarm testing", :func:`swarm`): its own subset of the scenario's fault kinds and budgets,
+faults held back until a step of its own, and a weight per action label (from :data:`WEIGHTS`), so that
+rare combinations are walked too. A walk is rerun alone with ``--walk i`` (same seed). Walks go through
+:class:`SimulationModel`, the group model listed fast (and without the exponential listing of a step's
+outcomes); a walk ends at a violation, at its depth, or once quiet (:func:`quiet`).
 
 Every walk checks the scenario's invariants on every state it checks (:mod:`checker.simulate`) and, for
 **liveness, approximately**, asks whether the group is *stable* (:func:`group_stable`, or the model's
 ``eventually-stable`` property once it has one) within ``stable_within`` steps after each fault (or after
-the start) with no fault in between: a walk where it is not is a *suspected livelock*, reported with the
-walk, to be confirmed by an exhaustive check at smaller bounds.
+the start) with no fault in between; where it is not, a fair schedule from there (:func:`fair_run`) tells a
+walk that only starved someone from a *suspected livelock*, reported with the walk, to be confirmed by an
+exhaustive check at smaller bounds.
 
-**Shrinking**: the first violating walk (the smallest walk number: the same whatever the number of
-workers or the engine) is replayed as a sequence of whole-number choices — the group's size (consumers,
-partitions per topic, records per partition), the fault budgets, then at each step the index of the
-action among the enabled ones and of its outcome — that Hypothesis draws (:func:`hypothesis.find`, the
-walk's choices seeded as a database entry) and shrinks: fewer steps, fewer faults, fewer consumers and
-partitions. The shrunk walk is written as the ordinary trace bundle (``trace.json`` replays with
-``groupcheck replay``) beside a scenario file that pins it as a regression test (its shrunk bounds, its
-length as depth bound, ``[expect] verdict = "violated"``).
+**Shrinking** (:func:`shrink`): the first violating walk (the smallest walk number: the same whatever the
+number of workers or the engine) is replayed as a sequence of whole-number choices — the group's size
+(consumers, partitions per topic, records per partition) and fault budgets, then at each step who acts,
+what kind of action, which one, and its outcome (:func:`checker.simulate.guided_walk`) — that Hypothesis
+draws, seeded with the walk's own choices as a database entry, and shrinks: fewer steps, fewer faults,
+fewer consumers and partitions; delta debugging on the actions follows. The shrunk walk is written as the
+ordinary trace bundle (``trace.json`` replays with ``groupcheck replay``) beside a scenario file that pins
+it as a regression test (its shrunk bounds, its length as depth bound, ``[expect] verdict = "violated"``).
 
 Workers (processes) and Spark tasks run chunks of consecutive walk numbers; a chunk stops at its first
-violating walk, and the run keeps the chunks before the first violating one. Coverage (actions taken,
-probes fired, phases completed, distinct states) is that of walks ``0 .. k`` (``k`` the first violating
-walk, or the last one run), so figures and traces are the same on 1 or N workers and on Spark.
+walk that ends the run (:meth:`Walker.stops`), and the run keeps the chunks up to the first such one.
+Coverage (actions taken, probes fired, phases completed, distinct states) is that of walks ``0 .. k``
+(``k`` that walk, or the last one run), so figures and traces are the same on 1 or N workers and on Spark.
 """
 
 from __future__ import annotations
@@ -91,9 +93,8 @@ _NAME = operator.attrgetter("name")
 # the labels of the actions that inject a fault (each spends a budget)
 FAULT_LABELS = frozenset(FAULT_ACTIONS.values())
 LIVELOCK_NOTE = "to be confirmed by an exhaustive check at smaller bounds"
-FAIR_ROUNDS = (
-    40  # rounds of a fair schedule that must fail to stabilise a group before a livelock is suspected
-)
+# rounds of a fair schedule that must fail to stabilise a group before a livelock is suspected
+FAIR_ROUNDS = 40
 STABLE_PROPERTY = "eventually-stable"  # the model's liveness property for stability, when it has one
 ENGINES = ("local", "spark")
 ROW_COLUMNS = (
