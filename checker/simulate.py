@@ -47,7 +47,7 @@ from typing import Any
 from checker.contract import Model, Property
 from checker.errors import ModelError
 from checker.result import Counterexample
-from checker.search import DEADLOCK, CoverageCounter, _first_violation, replay
+from checker.search import DEADLOCK, CoverageCounter, _first_violation, _invariants, replay
 
 # an index among ``n`` options; ``options`` are the actions chosen among when a walk chooses its next
 # step, None when it chooses an outcome of the action it follows (Model.refine)
@@ -101,15 +101,8 @@ def derive_seed(seed: int, *parts: object) -> int:
 
 def invariants_of(model: Model[Any, Any], names: Sequence[str] | None = None) -> list[Property[Any]]:
     """The model's invariants (``always`` properties), in its order; only those in ``names`` if given
-    (liveness properties are not checked by a walk)."""
-    props = [p for p in model.properties() if p.kind == "always"]
-    if names is None:
-        return props
-    known = {p.name for p in model.properties()}
-    unknown = [n for n in names if n not in known and n != DEADLOCK]
-    if unknown:
-        raise ModelError(f"unknown property {unknown[0]!r}; the model has: {', '.join(sorted(known))}")
-    return [p for p in props if p.name in names]
+    (liveness properties are not checked by a walk). The same selection as the exhaustive search's."""
+    return _invariants(model, names)
 
 
 def _initial(model: Model[Any, Any], pick: Callable[[int], int]) -> Any:

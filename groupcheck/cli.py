@@ -205,7 +205,7 @@ def cmd_list(args: argparse.Namespace) -> int:
     scenarios = _load_all(args.paths)
     rows = [("scenario", "protocol", "faults", "expected", "story")]
     for sc in scenarios:
-        expected = sc.expect_verdict + (f" {sc.expect_property}" if sc.expect_property else "")
+        expected = sc.expected
         off = sc.switches_off
         story = _story(sc.description) + (f" [off: {', '.join(off)}]" if off else "")
         rows.append((sc.name, sc.config.protocol, sc.faults, expected, story))

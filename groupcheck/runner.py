@@ -60,8 +60,7 @@ class CheckOutcome:
 
     @property
     def expected(self) -> str:
-        s = self.scenario
-        return s.expect_verdict if s.expect_property is None else f"{s.expect_verdict} {s.expect_property}"
+        return self.scenario.expected
 
     @property
     def as_expected(self) -> bool:

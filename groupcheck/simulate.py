@@ -1320,8 +1320,7 @@ class SimulationOutcome:
 
     @property
     def expected(self) -> str:
-        s = self.scenario
-        return s.expect_verdict if s.expect_property is None else f"{s.expect_verdict} {s.expect_property}"
+        return self.scenario.expected
 
     @property
     def as_expected(self) -> bool:

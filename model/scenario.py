@@ -182,6 +182,15 @@ class Scenario:
         return faults or "none"
 
     @property
+    def expected(self) -> str:
+        """The expected verdict as reports show it ("holds", "violated no-stale-commit")."""
+        return (
+            self.expect_verdict
+            if self.expect_property is None
+            else f"{self.expect_verdict} {self.expect_property}"
+        )
+
+    @property
     def switches_off(self) -> tuple[str, ...]:
         return tuple(s for s in SWITCH_NAMES if not getattr(self.config.switches, s))
 
