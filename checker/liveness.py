@@ -79,16 +79,15 @@ from array import array
 from collections.abc import Hashable, Sequence
 from dataclasses import dataclass, replace
 from itertools import islice
-from typing import Any, BinaryIO
-
-import numpy as np
-from scipy.sparse import csr_matrix
-from scipy.sparse.csgraph import connected_components
+from typing import TYPE_CHECKING, Any, BinaryIO
 
 from checker.contract import LIVENESS_KINDS, Fairness, Model, Property
 from checker.errors import CheckerError, ModelError, NondeterminismError
 from checker.result import Counterexample, Result, Verdict
 from checker.search import QUEUE_MEMORY_LIMIT, ProgressHook, StopHook, bfs, replay
+
+if TYPE_CHECKING:  # numpy and scipy are imported by the functions that use them: importing the engine
+    import numpy as np  # (and so groupcheck's command line) stays fast
 
 SYMMETRY_NOTE = (
     "symmetry reduction is off for liveness: every state is explored exactly "
@@ -149,6 +148,8 @@ class _EdgeLog:
             self.buf = array("Q")
 
     def data(self) -> np.ndarray:
+        import numpy as np
+
         self.flush()
         self._file.flush()
         fd = self._file.fileno()
@@ -233,6 +234,8 @@ class _Csr:
     """Out-edges of the chosen edges (``sel``, default all) by source, in global edge order."""
 
     def __init__(self, n: int, src: np.ndarray, dst: np.ndarray, sel: np.ndarray | None = None) -> None:
+        import numpy as np
+
         if sel is None:
             self.eid: np.ndarray | None = None
             s, self.adj = src, dst
@@ -264,6 +267,8 @@ class _Graph:
 
 
 def _load(rec: _Recorder, model: Model[Any, Any]) -> _Graph:
+    import numpy as np
+
     n = len(rec.fps)
     fps = np.frombuffer(rec.fps, dtype=np.uint64).copy()
     flags = np.frombuffer(bytes(rec.flags), dtype=np.uint8).reshape(n, len(rec.props))
@@ -301,6 +306,8 @@ def _load(rec: _Recorder, model: Model[Any, Any]) -> _Graph:
 
 def _reduce_by(keys: np.ndarray, values: np.ndarray, nkeys: int, ufunc: np.ufunc, fill: int) -> np.ndarray:
     """``ufunc`` (bitwise or/and) of the rows of ``values`` grouped by ``keys``; ``fill`` for absent keys."""
+    import numpy as np
+
     out = np.full((nkeys, values.shape[1]), fill, dtype=np.uint64)
     if keys.size:
         order = np.argsort(keys, kind="stable")
@@ -336,6 +343,10 @@ def fair_components(
     state lies in a fair component, and each state's component number (meaningful for fair states).
     ``should_stop`` is asked between rounds; a reason stops the work (:class:`_Stopped`).
     """
+    import numpy as np
+    from scipy.sparse import csr_matrix
+    from scipy.sparse.csgraph import connected_components
+
     alive = np.ones(n, dtype=bool)
     while True:
         keep = alive[src] & alive[dst]
@@ -369,6 +380,8 @@ def fair_components(
 
 def _out_edges(frontier: np.ndarray, indptr: np.ndarray) -> np.ndarray:
     """CSR positions of the out-edges of ``frontier`` (ascending states give ascending positions)."""
+    import numpy as np
+
     starts = indptr[frontier]
     counts = indptr[frontier + 1] - starts
     total = int(counts.sum())
@@ -380,6 +393,8 @@ def _out_edges(frontier: np.ndarray, indptr: np.ndarray) -> np.ndarray:
 def _advance(frontier: np.ndarray, csr: _Csr, visited: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """One breadth-first level: the unvisited successors (ascending, now visited) and, for each, the edge
     it is first reached by (from the smallest state of ``frontier``, then the smallest action index)."""
+    import numpy as np
+
     pos = _out_edges(frontier, csr.indptr)
     cand = csr.adj[pos]
     new = ~visited[cand]
@@ -390,6 +405,8 @@ def _advance(frontier: np.ndarray, csr: _Csr, visited: np.ndarray) -> tuple[np.n
 
 
 def _reach(csr: _Csr, seeds: np.ndarray, n: int) -> np.ndarray:
+    import numpy as np
+
     visited = np.zeros(n, dtype=bool)
     visited[seeds] = True
     frontier = seeds
@@ -404,6 +421,8 @@ def _stem(
     """The shortest path from an initial state to a ``targets`` state whose part from some ``seeds``
     state on stays in ``sub``: breadth-first over two phases, the whole graph (before P∧¬Q is met; only
     for leads-to) and ``sub`` (after), switching where a seed is reached. Returns (edges, target)."""
+    import numpy as np
+
     n = g.n
     vis0, vis1 = np.zeros(n, dtype=bool), np.zeros(n, dtype=bool)
     par0, par1 = np.full(n, _ROOT, dtype=np.int64), np.full(n, _ROOT, dtype=np.int64)
@@ -448,6 +467,8 @@ def _cycle(g: _Graph, start: int, comp: np.ndarray, weak: np.ndarray, strong: np
     class enabled at ``start``, an edge of the class or a state where it is disabled; for each strong class
     enabled somewhere in the component, an edge of the class. Empty (stutter for ever) when no fair class
     is enabled at ``start``. Greedy: the nearest obligation first, then the shortest way back."""
+    import numpy as np
+
     en = g.enabled
     if not (en[start] & (weak | strong)).any():
         return []
@@ -478,6 +499,8 @@ def _nearest(
     """Breadth-first inside ``comp`` from ``start``: the shortest path to ``goal``, or (``pending``) to
     the nearest state where a pending weak class is disabled or through the nearest edge of a pending
     class (ties: the smallest state, the smallest edge)."""
+    import numpy as np
+
     visited = ~comp
     visited[start] = True
     parent = np.full(g.n, _ROOT, dtype=np.int64)
@@ -514,6 +537,8 @@ def _find_lasso(
     g: _Graph, i: int, prop: Property[Any], weak: np.ndarray, strong: np.ndarray, should_stop: StopHook | None
 ) -> tuple[int, list[int], int] | None:
     """(initial state, edges, loop) of a lasso violating the ``i``-th recorded property, or None."""
+    import numpy as np
+
     q = (g.flags[:, i] & 1).astype(bool)
     notq = ~q
     leads_to = prop.kind == "leads-to"
@@ -580,6 +605,8 @@ def _rebuild(
 
 
 def _class_masks(classes: list[Fairness[Any]], words: int) -> tuple[np.ndarray, np.ndarray]:
+    import numpy as np
+
     weak, strong = np.zeros(words, dtype=np.uint64), np.zeros(words, dtype=np.uint64)
     for i, c in enumerate(classes):
         target = weak if c.kind == "weak" else strong

@@ -3,6 +3,21 @@
 This is the only layer that prints or chooses exit codes. Library users call :func:`check_scenario`.
 """
 
-from groupcheck.runner import CheckOutcome, check_scenario, replay_trace
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from groupcheck.runner import CheckOutcome, check_scenario, replay_trace
 
 __all__ = ["CheckOutcome", "check_scenario", "replay_trace"]
+
+
+def __getattr__(name: str) -> Any:
+    """The public names, imported on first use: ``groupcheck --help`` and ``import groupcheck.cli`` load
+    none of the model, the engine or their numerical libraries."""
+    if name in __all__:
+        from groupcheck import runner
+
+        return getattr(runner, name)
+    raise AttributeError(f"module 'groupcheck' has no attribute {name!r}")

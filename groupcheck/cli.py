@@ -1,7 +1,10 @@
-"""``groupcheck`` — check scenario catalogues, replay and narrate counterexample traces, prove the assignors.
+"""groupcheck — check scenario catalogues, replay and narrate counterexample traces, prove the assignors.
 
-Exit codes: 0 every verdict as expected (``replay``: the property is violated again), 1 an unexpected
-verdict (``replay``: it is not), 2 bad input (a malformed scenario or trace file, a bad argument).
+Exit codes: 0 every verdict as expected (replay: the property is violated again), 1 an unexpected
+verdict (replay: it is not), 2 bad input (a malformed scenario or trace file, a bad argument).
+
+Building the parser (and so ``groupcheck --help``) imports neither the engine nor the model: z3, numpy,
+scipy, networkx, PySpark and Hypothesis are imported by the commands that use them.
 """
 
 from __future__ import annotations
@@ -9,35 +12,55 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import shutil
 import sys
 import time
+import unicodedata
 from collections.abc import Callable, Sequence
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-import z3
-
-from checker import CheckerError, Stats
-from checker.spark import DEFAULT_MASTER, check_master
-from groupcheck.report import junit_xml
-from groupcheck.runner import ENGINES, CheckOutcome, check_scenario, replay_trace, scenario_files
 from groupcheck.stopping import Stopper, parse_size
-from groupcheck.sweep import SweepError, load_sweep, run_sweep, verdict_counts
-from groupcheck.verify import ReplayError, verified_document
-from model.assignor_proofs import DEFAULT_BOUND, Bound, iter_proofs
-from model.assignors import ASSIGNOR_NAMES
-from model.scenario import Scenario, ScenarioError, load_scenario
-from traces import TraceFormatError, TraceRenderError, dot_program, narrate
-from traces.bundle import SVG_FILE, write_bundle
-from traces.svg import INSTALL_HINT
+
+if TYPE_CHECKING:
+    from checker import Stats
+    from groupcheck.runner import CheckOutcome
+    from model.scenario import Scenario
 
 EXIT_OK, EXIT_UNEXPECTED, EXIT_BAD_INPUT = 0, 1, 2
+
+# What the parser offers, written out here so that building it imports neither the engine nor the model
+# (tests/test_cli_usability.py checks each against the library's own: runner.ENGINES,
+# checker.spark.DEFAULT_MASTER, model.assignors.ASSIGNOR_NAMES, model.assignor_proofs.DEFAULT_BOUND).
+ENGINES = ("local", "spark")
+DEFAULT_MASTER = "local[*]"
+ASSIGNOR_NAMES = ("range", "roundrobin", "sticky", "cooperative-sticky")
+PROOF_BOUND = {"members": 3, "topics": 2, "partitions": 4}
+SPARK_EXTRA = "groupcheck[spark]"
 
 
 class UsageError(Exception):
     pass
 
 
+def need_spark(what: str) -> None:
+    """Raise a one-line :class:`UsageError` naming the extra when PySpark is not installed."""
+    try:
+        import pyspark  # noqa: F401
+    except ImportError:
+        raise UsageError(f"{what} needs PySpark, an optional extra: pip install '{SPARK_EXTRA}'") from None
+
+
+def _check_master(master: str) -> None:
+    from checker.spark import check_master
+
+    check_master(master)
+
+
 def _load_all(paths: Sequence[str]) -> list[Scenario]:
+    from groupcheck.runner import scenario_files
+    from model.scenario import load_scenario
+
     try:
         files = scenario_files(*paths)
     except FileNotFoundError as exc:
@@ -109,6 +132,8 @@ def _report(o: CheckOutcome) -> None:
     for what in o.vacuous:
         print(f"warning: {o.scenario.name}: {what}")
     if o.trace_dir is not None:
+        from traces.bundle import SVG_FILE
+
         svg = " .svg" if (o.trace_dir / SVG_FILE).exists() else ""
         also = f".json .dot .graphml .mmd .txt{svg}"
         print(f"{'':<4}trace: {o.trace_dir}/trace.html (open it in a browser; also {also})")
@@ -131,13 +156,19 @@ def cmd_check(args: argparse.Namespace) -> int:
     if args.engine != "spark" and args.master != DEFAULT_MASTER:
         raise UsageError("--master needs --engine spark")
     if args.engine == "spark":
-        check_master(args.master)
+        _check_master(args.master)
+        need_spark("--engine spark")
     if (args.checkpoint or args.resume) and args.workers > 1:
         raise UsageError("--checkpoint and --resume run in one process or on Spark; drop --workers")
     if args.checkpoint and args.resume:
         raise UsageError("--resume DIR continues the run in DIR (and keeps writing there); drop --checkpoint")
     if args.resume and not Path(args.resume).is_dir():
         raise UsageError(f"{args.resume}: no such run directory")
+    from groupcheck.report import junit_xml
+    from groupcheck.runner import check_scenario
+    from traces import dot_program
+    from traces.svg import INSTALL_HINT
+
     scenarios = _load_all(args.paths)
     out_dir = Path(args.out) if args.out else None
     stopper = Stopper(args.max_time, args.max_memory)
@@ -193,31 +224,94 @@ def cmd_check(args: argparse.Namespace) -> int:
     return EXIT_UNEXPECTED if bad or (args.strict and vacuous) else EXIT_OK
 
 
-def _story(description: str, width: int = 90) -> str:
-    """A description's first sentence, cut to ``width`` characters."""
+def _story(description: str) -> str:
+    """A description's first sentence, on one line."""
     text = " ".join(description.split())
     end = text.find(". ")
-    first = text if end < 0 else text[: end + 1]
-    return first if len(first) <= width else first[: width - 1].rstrip() + "…"
+    return text if end < 0 else text[: end + 1]
+
+
+def _width() -> int | None:
+    """The terminal's width (``COLUMNS`` when set), or None when the output is not a terminal."""
+    if "COLUMNS" in os.environ or sys.stdout.isatty():
+        return max(shutil.get_terminal_size().columns, 40)
+    return None
+
+
+MIN_STORY = 30  # narrower than this, a row becomes a block of lines
+
+
+def _cols(text: str) -> int:
+    """Terminal columns ``text`` takes: wide (CJK) characters take two."""
+    return sum(2 if unicodedata.east_asian_width(c) in "WF" else 1 for c in text)
+
+
+def _wrap(text: str, width: int, first: str = "", rest: str = "") -> list[str]:
+    """``text`` wrapped greedily at spaces into lines of at most ``width`` columns, prefixed by ``first``
+    on the first line and ``rest`` on the others (a word longer than a line is cut into pieces)."""
+    room = max(width - max(_cols(first), _cols(rest)), 1)
+    words: list[str] = []
+    for word in text.split():
+        while _cols(word) > room:
+            cut = 1
+            while _cols(word[: cut + 1]) <= room:
+                cut += 1
+            words.append(word[:cut])
+            word = word[cut:]
+        words.append(word)
+    lines: list[str] = []
+    line, prefix = "", first
+    for word in words:
+        candidate = f"{line} {word}" if line else word
+        if line and _cols(prefix) + _cols(candidate) > width:
+            lines.append(prefix + line)
+            line, prefix = word, rest
+        else:
+            line = candidate
+    lines.append(prefix + line)
+    return lines
+
+
+def list_lines(rows: Sequence[tuple[str, str, str, str, str]], width: int | None) -> list[str]:
+    """The ``list`` table: ``rows[0]`` the header, then (name, protocol, faults, expected, story). Every
+    line fits ``width``: the story wraps in its column; when the other columns leave it less than
+    MIN_STORY characters, each scenario is a block (name, protocol and expected; its faults; its story),
+    wrapped. Without a width (output not a terminal) a scenario is one line."""
+    widths = [max(_cols(r[i]) for r in rows) for i in range(4)]  # columns as wide as their longest entry
+    left = sum(widths) + 4
+    if width is None or width - left >= MIN_STORY:
+        lines = []
+        for r in rows:
+            cells = "".join(cell + " " * (w - _cols(cell) + 1) for cell, w in zip(r[:4], widths, strict=True))
+            story = [r[4]] if width is None else _wrap(r[4], width - left)
+            lines.append(cells + story[0])
+            lines += [" " * left + more for more in story[1:]]
+        return lines
+    lines = []
+    for name, protocol, faults, expected, story in rows[1:]:
+        lines += _wrap(f"{name}  {protocol}  expected {expected}", width, "", "    ")
+        lines += _wrap(f"faults: {faults}", width, "    ", "      ")
+        lines += _wrap(story, width, "    ", "    ")
+    return lines
 
 
 def cmd_list(args: argparse.Namespace) -> int:
     scenarios = _load_all(args.paths)
     rows = [("scenario", "protocol", "faults", "expected", "story")]
     for sc in scenarios:
-        expected = sc.expected
         off = sc.switches_off
         story = _story(sc.description) + (f" [off: {', '.join(off)}]" if off else "")
-        rows.append((sc.name, sc.config.protocol, sc.faults, expected, story))
-    widths = [max(len(r[i]) for r in rows) for i in range(4)]  # columns as wide as their longest entry
-    for r in rows:
-        print(" ".join(f"{cell:<{w}}" for cell, w in zip(r, widths, strict=False)) + " " + r[4])
+        rows.append((sc.name, sc.config.protocol, sc.faults, sc.expected, story))
+    for line in list_lines(rows, _width()):
+        print(line.rstrip())
     print(f"{len(scenarios)} scenarios")
     return EXIT_OK
 
 
 def cmd_replay(args: argparse.Namespace) -> int:
     """Replay a trace and compare every recorded state, label and the violation with the replay's."""
+    from groupcheck.verify import replay_trace
+
     r = replay_trace(args.trace)
     print(r.summary)
     return EXIT_OK if r.reproduced else EXIT_UNEXPECTED
@@ -225,6 +319,9 @@ def cmd_replay(args: argparse.Namespace) -> int:
 
 def cmd_show(args: argparse.Namespace) -> int:
     """Narrate the document re-derived by replaying the trace (refused when it does not replay)."""
+    from groupcheck.verify import ReplayError, verified_document
+    from traces import narrate
+
     try:
         doc = verified_document(args.trace)
     except ReplayError as exc:
@@ -237,6 +334,10 @@ def cmd_show(args: argparse.Namespace) -> int:
 def cmd_render(args: argparse.Namespace) -> int:
     """Write a trace file's bundle again (the viewer, DOT, Mermaid, ...), e.g. after an upgrade, from the
     document re-derived by replaying it (refused when it does not replay)."""
+    from groupcheck.verify import ReplayError, verified_document
+    from traces.bundle import write_bundle
+    from traces.svg import INSTALL_HINT
+
     source = Path(args.trace)
     out = Path(args.out) if args.out else source.parent
     try:
@@ -252,6 +353,10 @@ def cmd_render(args: argparse.Namespace) -> int:
 
 
 def cmd_prove_assignors(args: argparse.Namespace) -> int:
+    import z3
+
+    from model.assignor_proofs import Bound, iter_proofs
+
     bound = Bound(args.max_members, args.max_topics, args.max_partitions)
     compact = f"m1..{bound.members} t1..{bound.topics} p0..{bound.partitions}"
     print(f"bound: {bound.text()}")
@@ -283,9 +388,12 @@ def cmd_prove_assignors(args: argparse.Namespace) -> int:
 
 
 def cmd_sweep(args: argparse.Namespace) -> int:
+    from groupcheck.sweep import load_sweep, run_sweep, verdict_counts
+
     sweep = load_sweep(args.sweep)
     out = Path(args.out)
-    check_master(args.master)
+    _check_master(args.master)
+    need_spark("groupcheck sweep")
     points = sweep.points()
     print(f"sweep {sweep.name}: {len(points)} scenarios as Spark tasks on {args.master}")
     rows = run_sweep(sweep, out, master=args.master)
@@ -334,7 +442,8 @@ def cmd_simulate(args: argparse.Namespace) -> int:
     if args.engine != "spark" and args.master != DEFAULT_MASTER:
         raise UsageError("--master needs --engine spark")
     if args.engine == "spark":
-        check_master(args.master)
+        _check_master(args.master)
+        need_spark("--engine spark")
     runs = args.runs if args.runs is not None or args.seconds is not None or args.walk is not None else 200
     settings = sim.Settings(
         runs=runs,
@@ -352,6 +461,9 @@ def cmd_simulate(args: argparse.Namespace) -> int:
     problem = settings.problem()
     if problem is not None:
         raise UsageError(problem)
+    from groupcheck.runner import scenario_files
+    from model.scenario import load_scenario
+
     try:
         files = scenario_files(*args.paths)
     except FileNotFoundError as exc:
@@ -506,6 +618,13 @@ def _size(text: str) -> int:
 
 
 class _Parser(argparse.ArgumentParser):
+    """No prefix matching (``--max-state`` is not taken for ``--max-states``), here and in every
+    subcommand; a bad argument is one line and exit 2."""
+
+    def __init__(self, *args: object, **kwargs: object) -> None:
+        kwargs["allow_abbrev"] = False
+        super().__init__(*args, **kwargs)  # type: ignore[arg-type]
+
     def error(self, message: str) -> None:  # one line and exit 2, like every other bad input
         raise UsageError(message)
 
@@ -577,7 +696,10 @@ def build_parser() -> argparse.ArgumentParser:
         help="count every state, not one per class of states that differ only by which consumer is which",
     )
     p.set_defaults(func=cmd_check)
-    p = sub.add_parser("list", help="list scenario files: protocol, faults, expected verdict, story")
+    p = sub.add_parser(
+        "list",
+        help="list scenario files: protocol, faults, expected verdict, story (fitted to the terminal)",
+    )
     p.add_argument("paths", nargs="+", metavar="PATH")
     p.set_defaults(func=cmd_list)
     p = sub.add_parser("sweep", help="check a grid of scenarios (a sweep file) as Spark tasks")
@@ -602,7 +724,7 @@ def build_parser() -> argparse.ArgumentParser:
     p = sub.add_parser("prove-assignors", help="bounded z3 proofs of the assignors' properties")
     limits = {"members": 5, "topics": 4, "partitions": 8}
     for what, letter, low in (("members", "M", 1), ("topics", "T", 1), ("partitions", "P", 0)):
-        default = getattr(DEFAULT_BOUND, what)
+        default = PROOF_BOUND[what]
         p.add_argument(
             f"--max-{what}",
             type=_at_most(limits[what]),
@@ -673,19 +795,40 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+# the errors that are bad input (exit 2, one line), by module: a module not imported cannot have raised one
+_INPUT_ERRORS = (
+    ("checker.errors", "CheckerError"),
+    ("model.scenario", "ScenarioError"),
+    ("groupcheck.sweep", "SweepError"),
+    ("traces.document", "TraceFormatError"),
+    ("traces.svg", "TraceRenderError"),
+)
+
+
+def _is_bad_input(exc: BaseException) -> bool:
+    classes: list[type] = [UsageError]
+    for module, name in _INPUT_ERRORS:
+        loaded = sys.modules.get(module)
+        if loaded is not None:
+            classes.append(getattr(loaded, name))
+    return isinstance(exc, tuple(classes))
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     try:
         args = build_parser().parse_args(argv)
         return int(args.func(args))
-    except (UsageError, ScenarioError, SweepError, TraceFormatError, TraceRenderError, CheckerError) as exc:
-        print(f"groupcheck: {exc}", file=sys.stderr)
-        return EXIT_BAD_INPUT
-    except BrokenPipeError:  # output piped into head & co., which stopped reading: not an error
-        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
-        return EXIT_OK
-    except OSError as exc:
-        print(f"groupcheck: {exc.filename or ''}: {exc.strerror or exc}", file=sys.stderr)
-        return EXIT_BAD_INPUT
+    except Exception as exc:
+        if _is_bad_input(exc):
+            print(f"groupcheck: {exc}", file=sys.stderr)
+            return EXIT_BAD_INPUT
+        if isinstance(exc, BrokenPipeError):  # output piped into head & co., which stopped reading
+            os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+            return EXIT_OK
+        if isinstance(exc, OSError):
+            print(f"groupcheck: {exc.filename or ''}: {exc.strerror or exc}", file=sys.stderr)
+            return EXIT_BAD_INPUT
+        raise
     except KeyboardInterrupt:
         print("groupcheck: interrupted", file=sys.stderr)
         return 130

@@ -198,11 +198,10 @@ class Scenario:
         """The bounds a verdict holds within, in words."""
         cfg = self.config
         topics = ", ".join(f"{t}={n}" for t, n in cfg.topics)
+        consumers = f"{cfg.consumers} consumer" + ("s" if cfg.consumers != 1 else "")
         parts = [
-            f"{cfg.consumers} consumers (+{cfg.budget.consumer_joins} joining)"
-            if cfg.budget.consumer_joins
-            else f"{cfg.consumers} consumers",
-            f"{cfg.brokers} brokers",
+            f"{consumers} (+{cfg.budget.consumer_joins} joining)" if cfg.budget.consumer_joins else consumers,
+            f"{cfg.brokers} broker" + ("s" if cfg.brokers != 1 else ""),
             f"topics {topics}",
             f"{cfg.records_per_partition} records/partition",
             f"start {cfg.start}",

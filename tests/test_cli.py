@@ -121,7 +121,7 @@ def test_check_summary_and_exit_codes(tmp_path: Path, capsys: pytest.CaptureFixt
     assert keys <= set(rows[0])
     assert rows[0]["verdict"] == "holds" and rows[0]["trace"] is None
     out = capsys.readouterr().out
-    assert "within: 2 consumers; 1 brokers" in out  # the bounds are shown with the verdict
+    assert "within: 2 consumers; 1 broker; topics" in out  # the bounds are shown with the verdict
 
     wrong = tmp_path / "wrong.toml"  # expects a violation that cannot happen
     wrong.write_text(
@@ -187,7 +187,10 @@ def test_junit_report_one_case_per_scenario(tmp_path: Path) -> None:
     assert "within: 2 consumers" in (failure.text or "")
 
 
-def test_list_prints_the_catalogue(capsys: pytest.CaptureFixture[str]) -> None:
+def test_list_prints_the_catalogue(
+    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.delenv("COLUMNS", raising=False)  # not a terminal: one line a scenario
     specs = Path(__file__).resolve().parent.parent / "specs"
     assert main(["list", str(specs / "switches")]) == 0
     out = capsys.readouterr().out.splitlines()
