@@ -1,0 +1,230 @@
+"""The model's speed side by side: the code at a revision against the working tree, on the same scenarios.
+
+    python benchmarks/compare.py --base REV [--quick] [--rounds N] [--traces] [--only NAME ...] [--big]
+
+REV is checked out into a temporary ``git worktree`` and every scenario is checked in a fresh process,
+once with ``PYTHONPATH`` pointing at that checkout and once at this working tree, alternating (base,
+work, base, work ... with ``--rounds``), so both see the same machine. Per scenario it prints distinct
+states, depth and verdict for both, the seconds of each (the search's own, best of the rounds) and the
+ratio of distinct states per second (work / base). A scenario whose counts, depth or verdict differ is
+flagged ``DIFFERS`` (with ``--traces``, also one whose counterexample ``trace.json`` is not
+byte-identical): compare against a revision with the same model to check that a change is pure speed.
+The last line is ``ratio=<geometric mean of the per-scenario ratios>``.
+
+Scenarios: the catalogue's non-trivial ones (at least 5,000 distinct states when this list was made),
+``--quick`` a subset of them that runs in a few minutes, plus the benchmark scenarios in ``benchmarks/``
+with ``--big`` (the three-consumer eager failover and the TLC comparison: minutes each). A scenario file
+is read from the working tree for both sides.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import os
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+
+# catalogue scenarios with at least 5,000 distinct states (measured at b523899)
+NONTRIVIAL = (
+    "consumer-crash-and-leave",
+    "cooperative/cooperative-failover-in-phase-3",
+    "cooperative/cooperative-failover-in-phase-4",
+    "cooperative/cooperative-gc-pause",
+    "cooperative/cooperative-partition-during-rebalance",
+    "coordinator-failover-and-failback",
+    "eager/eager-failover-in-phase-1",
+    "eager/eager-failover-in-phase-2",
+    "eager/eager-failover-in-phase-3",
+    "eager/eager-failover-in-phase-4",
+    "eager/eager-failover-in-phase-5",
+    "eager/eager-gc-pause-and-failover",
+    "eager/eager-gc-pause",
+    "eager/eager-member-churn",
+    "eager/eager-partition-during-rebalance",
+    "eager/eager-sticky-member-churn",
+    "failover-in-phase-1",
+    "failover-in-phase-2",
+    "failover-in-phase-3",
+    "failover-in-phase-4",
+    "failover-in-phase-5",
+    "failover-rediscovery-zombie-fetch",
+    "leadership-moves",
+    "network-partition-during-rebalance",
+    "slow-consumer-gc-pause",
+    "static/static-duplicate-instance-failover",
+    "static/static-failover",
+    "static/static-gc-pause",
+    "static/static-partition-during-rebalance",
+    "static/static-restart-without-rebalance",
+    "switches/atomic-write-holds-gc-failover",
+    "switches/eager-revoke-with-async-commit",
+    "switches/fencing-off-alone-holds",
+    "switches/member-id-check-off-alone-holds",
+    "switches/respond-join-before-persist",
+    "switches/split-write-generation-first-fencing-off",
+    "teaching/failover-phase-2-late-consumer-fetches",
+    "teaching/failover-phase-3-lost-joingroup",
+)
+# one of each protocol, holding and violated, 10k-60k states each
+QUICK = (
+    "failover-in-phase-3",
+    "failover-rediscovery-zombie-fetch",
+    "eager/eager-failover-in-phase-4",
+    "cooperative/cooperative-failover-in-phase-4",
+    "static/static-gc-pause",
+    "switches/eager-revoke-with-async-commit",
+    "teaching/failover-phase-3-lost-joingroup",
+)
+BIG = ("benchmarks/eager-three-consumers-failover.toml", "benchmarks/tlc-comparison.toml")
+
+# run in a fresh interpreter whose imports come from PYTHONPATH only (the revision under test); prints
+# one JSON line. Uses only what every revision since 77cd930 has: check_scenario and load_scenario.
+DRIVER = """
+import json, resource, sys, time
+from pathlib import Path
+import groupcheck, model
+from groupcheck import check_scenario
+from model.scenario import load_scenario
+path, out = sys.argv[1], sys.argv[2]
+t = time.process_time()
+o = check_scenario(load_scenario(path), Path(out) if out else None)
+cpu = time.process_time() - t
+st = o.result.stats
+cex = o.result.counterexample
+print(json.dumps({
+    "code": str(Path(model.__file__).resolve().parent.parent),
+    "distinct": st.distinct_states,
+    "generated": st.states_generated,
+    "depth": st.max_depth,
+    "verdict": o.result.verdict.value,
+    "property": None if cex is None else cex.property,
+    "seconds": st.seconds,
+    "cpu": cpu,
+    "rss_kb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss,
+}))
+"""
+
+
+def scenario_path(name: str) -> Path:
+    p = Path(name)
+    if p.suffix == ".toml":
+        return p if p.is_absolute() else ROOT / p
+    return ROOT / "specs" / f"{name}.toml"
+
+
+def run(code: Path, scenario: Path, out: Path | None) -> dict[str, object]:
+    env = {**os.environ, "PYTHONPATH": str(code), "PYTHONHASHSEED": "0"}
+    with tempfile.TemporaryDirectory(prefix="groupcheck-compare-cwd-") as cwd:  # nothing importable in cwd
+        proc = subprocess.run(
+            [sys.executable, "-c", DRIVER, str(scenario), "" if out is None else str(out)],
+            env=env,
+            cwd=cwd,
+            capture_output=True,
+            text=True,
+        )
+    if proc.returncode != 0:
+        raise SystemExit(f"{scenario} at {code}: exit {proc.returncode}\n{proc.stderr[-3000:]}")
+    data: dict[str, object] = json.loads(proc.stdout.strip().splitlines()[-1])
+    if Path(str(data["code"])) != code.resolve():
+        raise SystemExit(f"{scenario}: imported the code from {data['code']}, not {code}")
+    return data
+
+
+def trace_files(out: Path) -> dict[str, bytes]:
+    return {str(p.relative_to(out)): p.read_bytes() for p in sorted(out.rglob("trace.json"))}
+
+
+def main(argv: list[str]) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--base", required=True, help="the revision to compare against (any git rev)")
+    ap.add_argument("--quick", action="store_true", help=f"only {len(QUICK)} of the catalogue's scenarios")
+    ap.add_argument("--big", action="store_true", help="also the benchmark scenarios (minutes each)")
+    ap.add_argument("--big-only", action="store_true", help="only the benchmark scenarios")
+    ap.add_argument("--only", nargs="+", metavar="NAME", help="these (names in specs/ or paths)")
+    ap.add_argument("--rounds", type=int, default=1, help="runs of each side per scenario (best is kept)")
+    ap.add_argument("--traces", action="store_true", help="also compare trace.json bytes of violations")
+    args = ap.parse_args(argv[1:])
+    if args.only:
+        names: tuple[str, ...] = tuple(args.only)
+    elif args.big_only:
+        names = BIG
+    else:
+        names = (QUICK if args.quick else NONTRIVIAL) + (BIG if args.big else ())
+
+    def git(*words: str) -> str:
+        done = subprocess.run(["git", "-C", str(ROOT), *words], capture_output=True, text=True, check=True)
+        return done.stdout
+
+    rev = git("rev-parse", "--short", args.base).strip()
+    head = git("rev-parse", "--short", "HEAD").strip()
+    dirty = git("status", "--porcelain", "--untracked-files=no").strip()
+    print(f"base {rev} vs work {head}{' + uncommitted changes' if dirty else ''}; {len(names)} scenarios")
+    tmp = Path(tempfile.mkdtemp(prefix="groupcheck-compare-"))
+    base = tmp / "base"
+    subprocess.run(
+        ["git", "-C", str(ROOT), "worktree", "add", "--detach", "--quiet", str(base), rev],
+        check=True,
+    )
+    head_fmt = (
+        f"{'scenario':<46} {'states base':>11} {'states work':>11} {'depth':>9} {'verdict base/work':<52} "
+        f"{'s base':>7} {'s work':>7} {'ratio':>6}"
+    )
+    print(head_fmt)
+    ratios: list[float] = []
+    differ: list[str] = []
+    started = time.perf_counter()
+    try:
+        for name in names:
+            path = scenario_path(name)
+            best: dict[str, dict[str, object]] = {}
+            traces: dict[str, dict[str, bytes]] = {}
+            for r in range(args.rounds):
+                for side, code in (("base", base), ("work", ROOT)):
+                    out = tmp / f"out-{side}-{r}" / path.stem if args.traces else None
+                    got = run(code, path, out)
+                    if side not in best or float(got["seconds"]) < float(best[side]["seconds"]):  # type: ignore[arg-type]
+                        best[side] = got
+                    if out is not None and r == 0:
+                        traces[side] = trace_files(out) if out.exists() else {}
+            b, w = best["base"], best["work"]
+            same = all(b[k] == w[k] for k in ("distinct", "generated", "depth", "verdict", "property"))
+            if args.traces and traces.get("base") != traces.get("work"):
+                same = False
+            rate_b = int(b["distinct"]) / max(float(b["seconds"]), 1e-9)  # type: ignore[call-overload]
+            rate_w = int(w["distinct"]) / max(float(w["seconds"]), 1e-9)  # type: ignore[call-overload]
+            ratio = rate_w / rate_b
+            ratios.append(ratio)
+            if not same:
+                differ.append(name)
+
+            def verdict(d: dict[str, object]) -> str:
+                return str(d["verdict"]) + (f" {d['property']}" if d["property"] else "")
+
+            label = Path(name).stem if name.endswith(".toml") else name
+            secs = f"{float(b['seconds']):>7.2f} {float(w['seconds']):>7.2f}"  # type: ignore[arg-type]
+            print(
+                f"{label:<46} {b['distinct']:>11,} {w['distinct']:>11,} {b['depth']:>4}/{w['depth']:<4} "
+                f"{verdict(b) + ' / ' + verdict(w):<52} {secs} {ratio:>6.2f}{'' if same else '  DIFFERS'}",
+                flush=True,
+            )
+    finally:
+        subprocess.run(["git", "-C", str(ROOT), "worktree", "remove", "--force", str(base)], check=False)
+        subprocess.run(["rm", "-rf", str(tmp)], check=False)
+    gmean = math.exp(sum(map(math.log, ratios)) / len(ratios)) if ratios else float("nan")
+    print(
+        f"{len(ratios)} scenarios in {time.perf_counter() - started:.0f} s; "
+        + (f"DIFFERENT counts, depth, verdict or trace: {', '.join(differ)}" if differ else "all identical")
+    )
+    print(f"ratio={gmean:.3f}")
+    return 1 if differ else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv))
