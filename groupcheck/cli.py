@@ -57,21 +57,52 @@ def _check_master(master: str) -> None:
     check_master(master)
 
 
-def _load_all(paths: Sequence[str]) -> list[Scenario]:
+Problems = list[tuple[str, str]]  # scenario files that could not be read: (file, one-line problem)
+
+
+def _load_all(paths: Sequence[str], *, simulation: bool = False) -> tuple[list[Scenario], Problems]:
+    """Every scenario under ``paths``, and the files that could not be read. A malformed file (or one
+    whose name another file already took) is reported on stderr, one line naming it and the problem, and
+    left out: the others are still read, and the command exits 2 at the end (:func:`_finish`). A missing
+    path stops everything (a typo)."""
     from groupcheck.runner import scenario_files
-    from model.scenario import load_scenario
+    from model.scenario import ScenarioError, load_scenario
 
     try:
         files = scenario_files(*paths)
     except FileNotFoundError as exc:
         raise UsageError(str(exc)) from None
-    scenarios = [load_scenario(f) for f in files]
+    scenarios: list[Scenario] = []
+    problems: Problems = []
     seen: dict[str, str] = {}
-    for s in scenarios:
-        if s.name in seen:
-            raise UsageError(f"{s.source}: name: {s.name!r} is also the name of {seen[s.name]}")
-        seen[s.name] = s.source
-    return scenarios
+    for f in files:
+        try:
+            s = load_scenario(f, simulation=simulation)
+        except ScenarioError as exc:
+            problem = str(exc)
+        else:
+            if s.name not in seen:
+                seen[s.name] = s.source
+                scenarios.append(s)
+                continue
+            problem = f"{s.source}: name: {s.name!r} is also the name of {seen[s.name]}"
+        problems.append((str(f), problem))
+        print(f"groupcheck: {problem}", file=sys.stderr, flush=True)
+    return scenarios, problems
+
+
+def _finish(code: int, done: int, problems: Problems) -> int:
+    """``code``, or exit 2 (bad input) when some file could not be read, said once more at the end when
+    ``done`` other scenarios were dealt with in between."""
+    if not problems:
+        return code
+    if done:
+        print(
+            f"groupcheck: {len(problems)} scenario file(s) could not be read (reported above, one line "
+            f"each); the other {done} are reported above",
+            file=sys.stderr,
+        )
+    return EXIT_BAD_INPUT
 
 
 def _progress_hook(name: str) -> tuple[Callable[[Stats], None] | None, Callable[[], None]]:
@@ -112,9 +143,16 @@ def _progress_hook(name: str) -> tuple[Callable[[Stats], None] | None, Callable[
     return hook, status.stop
 
 
+def _mark(o: CheckOutcome) -> str:
+    """ok / UNEXPECTED; for a question (no [expect]): answered, or "no answer" when incomplete."""
+    if o.scenario.is_question:
+        return "no answer" if o.result.stopped_by else "answered"
+    return "ok" if o.as_expected else "UNEXPECTED"
+
+
 def _row(o: CheckOutcome) -> str:
     r = o.result
-    mark = "ok" if o.as_expected else "UNEXPECTED"
+    mark = _mark(o)
     return (
         f"{o.scenario.name:<40} {o.found:<32} {o.expected:<32} {r.stats.distinct_states:>9} "
         f"{r.stats.max_depth:>5} {r.stats.seconds:>8.2f}  {mark}"
@@ -127,6 +165,8 @@ def _report(o: CheckOutcome) -> None:
     print(f"{'':<4}within: {o.scenario.bounds()}")
     if o.stopped is not None:
         print(f'{"":<4}stopped by {o.stopped}: not exhaustive, so not "holds"')
+        if o.scenario.is_question:
+            print(f"{'':<4}no answer: raise the limit, or declare [check] max_depth to ask within a depth")
     for what in o.notes:
         print(f"{'':<4}note: {what}")
     for what in o.vacuous:
@@ -164,12 +204,20 @@ def cmd_check(args: argparse.Namespace) -> int:
         raise UsageError("--resume DIR continues the run in DIR (and keeps writing there); drop --checkpoint")
     if args.resume and not Path(args.resume).is_dir():
         raise UsageError(f"{args.resume}: no such run directory")
+    if args.expect_from is not None:
+        return _pin_from_check(args)
+    if args.yes:
+        raise UsageError("--yes answers the questions of --expect-from; without it check asks nothing")
+    if not args.paths:
+        raise UsageError("check needs PATH... (scenario files or folders), or --expect-from SUMMARY.json")
     from groupcheck.report import junit_xml
     from groupcheck.runner import check_scenario
     from traces import dot_program
     from traces.svg import INSTALL_HINT
 
-    scenarios = _load_all(args.paths)
+    scenarios, problems = _load_all(args.paths)
+    if not scenarios:
+        return EXIT_BAD_INPUT
     out_dir = Path(args.out) if args.out else None
     stopper = Stopper(args.max_time, args.max_memory)
     if args.max_memory is not None and args.workers > 1:
@@ -203,11 +251,25 @@ def cmd_check(args: argparse.Namespace) -> int:
                 break
     bad = [o for o in outcomes if not o.as_expected]
     vacuous = [o for o in outcomes if o.vacuous]
+    questions = [o for o in outcomes if o.scenario.is_question]
     if any(o.trace_dir is not None for o in outcomes) and dot_program() is None:
         print(f"note: {INSTALL_HINT}")
     collide = sum(o.result.stats.collision_probability for o in outcomes)
     print(f"fingerprint collision probability: {collide:.1e} (TLC's optimistic estimate, all scenarios)")
-    print(f"{len(outcomes) - len(bad)} of {len(outcomes)} scenarios as expected")
+    if questions:
+        unanswered = sum(1 for o in questions if o.result.stopped_by)
+        asked = len(outcomes) - len(questions)
+        if asked:
+            print(f"{asked - len(bad)} of {asked} scenarios as expected", end="; ")
+        print(
+            f"{len(questions)} question(s) (no [expect]): {len(questions) - unanswered} answered"
+            + (f", {unanswered} incomplete (no answer, not a failure)" if unanswered else "")
+        )
+        pin = f"--expect-from {args.json}" if args.json else "PATH..."
+        how = f"groupcheck pin {pin}" if not args.json else f"groupcheck check {pin}"
+        print(f"pin the answers you agree with into the files: {how}")
+    else:
+        print(f"{len(outcomes) - len(bad)} of {len(outcomes)} scenarios as expected")
     if vacuous:
         strict = "; --strict fails on them" if args.strict else "; --strict would fail on them"
         print(f"{len(vacuous)} scenario(s) left something they ask for unexercised (warnings above){strict}")
@@ -216,12 +278,113 @@ def cmd_check(args: argparse.Namespace) -> int:
             json.dumps([o.summary() for o in outcomes], indent=2) + "\n", encoding="utf-8"
         )
     if args.junit:
-        Path(args.junit).write_text(junit_xml(outcomes, strict=args.strict), encoding="utf-8")
+        text = junit_xml(outcomes, strict=args.strict, errors=problems)
+        Path(args.junit).write_text(text, encoding="utf-8")
     if stopper.signal is not None:
         left = len(scenarios) - len(outcomes)
         print(f"interrupted: {left} scenario(s) not checked", file=sys.stderr)
         return 128 + stopper.signal
-    return EXIT_UNEXPECTED if bad or (args.strict and vacuous) else EXIT_OK
+    code = EXIT_UNEXPECTED if bad or (args.strict and vacuous) else EXIT_OK
+    return _finish(code, len(outcomes), problems)
+
+
+def _ask(question: str) -> bool:
+    try:
+        return input(question).strip().lower() in ("y", "yes")
+    except EOFError:
+        return False
+
+
+def _pin(paths: Sequence[str], summary: str | None, *, yes: bool, replace: bool) -> int:
+    """Write each scenario's answer into its ``[expect]`` (see :mod:`groupcheck.pin`), asking first unless
+    ``yes``: the answer recorded in the JSON ``summary`` of an earlier check (for the same bounds), or
+    without one the answer of checking it now. Only questions are pinned, unless ``replace``."""
+    from groupcheck.pin import Answer, PinError, answer_from_row, find_row, pin_file, read_summary
+
+    if not yes and not sys.stdin.isatty():
+        raise UsageError("pinning asks before writing each file; without a terminal give --yes")
+    rows = read_summary(summary) if summary is not None else None
+    if rows is not None and not paths:
+        paths = list(dict.fromkeys(row["source"] for row in rows))
+        if not paths:
+            raise UsageError(f"{summary}: no scenarios in this summary")
+    scenarios, problems = _load_all(paths)
+    if not scenarios:
+        return EXIT_BAD_INPUT
+    pinned = declined = unpinned = 0
+    for sc in scenarios:
+        if rows is not None:
+            row = find_row(rows, sc.source, sc.name)
+            if row is None:
+                print(f"{sc.source}: not pinned: {summary} has no answer for {sc.name!r}")
+                unpinned += 1
+                continue
+            answer = answer_from_row(row)
+            if answer.bounds != sc.bounds():
+                print(f"{sc.source}: not pinned: {summary} answered within other bounds ({answer.bounds})")
+                unpinned += 1
+                continue
+        else:
+            from groupcheck.runner import check_scenario
+
+            hook, stop = _progress_hook(sc.name)
+            try:
+                o = check_scenario(sc, progress=hook)
+            finally:
+                stop()
+            r = o.result
+            answer = Answer(o.verdict, r.property, r.stopped_by, o.scenario.bounds(), o.vacuous)
+        print(f"{sc.source}: {sc.name}: {answer.text}")
+        print(f"    within: {answer.bounds}")
+        for what in answer.vacuous:
+            print(f"    warning: {what}")
+        if answer.verdict not in ("holds", "violated"):
+            print("    not pinned: the search was incomplete, so there is no answer to pin")
+            unpinned += 1
+            continue
+        prop = answer.property
+        if not sc.is_question:
+            if (sc.expect_verdict, sc.expect_property) == (answer.verdict, prop):
+                print("    already expected")
+                continue
+            if not replace:
+                print(f"    not pinned: the file expects {sc.expected} (give --replace to write this answer)")
+                unpinned += 1
+                continue
+        words = answer.verdict + (f" {prop}" if prop else "")
+        if not yes and not _ask(f"    pin 'expect {words}' into {sc.source}? [y/N] "):
+            print("    not pinned (declined)")
+            declined += 1
+            continue
+        try:
+            pin_file(sc.source, answer.verdict, prop)
+        except PinError as exc:
+            print(f"    not pinned: {exc}")
+            unpinned += 1
+            continue
+        print(f"    pinned: [expect] verdict = {answer.verdict}" + (f", property = {prop}" if prop else ""))
+        pinned += 1
+    print(f"{pinned} pinned, {declined} declined, {unpinned} not pinned")
+    return _finish(EXIT_UNEXPECTED if unpinned else EXIT_OK, len(scenarios), problems)
+
+
+def cmd_pin(args: argparse.Namespace) -> int:
+    """Write answers into scenario files' [expect] tables (see groupcheck.pin)."""
+    return _pin(args.paths, args.source, yes=args.yes, replace=args.replace)
+
+
+_SEARCH_FLAGS = ("out", "json", "junit", "max_states", "max_depth", "max_time", "max_memory", "checkpoint")
+
+
+def _pin_from_check(args: argparse.Namespace) -> int:
+    """``check --expect-from SUMMARY.json``: pin the questions' answers recorded by an earlier check."""
+    for flag in _SEARCH_FLAGS:
+        if getattr(args, flag) is not None:
+            name = "--" + flag.replace("_", "-")
+            raise UsageError(
+                f"--expect-from pins the answers of an earlier run and checks nothing: drop {name}"
+            )
+    return _pin(args.paths, args.expect_from, yes=args.yes, replace=False)
 
 
 def _story(description: str) -> str:
@@ -296,7 +459,9 @@ def list_lines(rows: Sequence[tuple[str, str, str, str, str]], width: int | None
 
 
 def cmd_list(args: argparse.Namespace) -> int:
-    scenarios = _load_all(args.paths)
+    scenarios, problems = _load_all(args.paths)
+    if not scenarios:
+        return EXIT_BAD_INPUT
     rows = [("scenario", "protocol", "faults", "expected", "story")]
     for sc in scenarios:
         off = sc.switches_off
@@ -305,7 +470,7 @@ def cmd_list(args: argparse.Namespace) -> int:
     for line in list_lines(rows, _width()):
         print(line.rstrip())
     print(f"{len(scenarios)} scenarios")
-    return EXIT_OK
+    return _finish(EXIT_OK, len(scenarios), problems)
 
 
 def cmd_replay(args: argparse.Namespace) -> int:
@@ -407,7 +572,9 @@ def cmd_conform(args: argparse.Namespace) -> int:
     against Kafka's own group coordinator and report every divergence (see groupcheck.conform)."""
     from groupcheck import conform
 
-    scenarios = _load_all(args.paths)
+    scenarios, problems = _load_all(args.paths)
+    if not scenarios:
+        return EXIT_BAD_INPUT
     out = Path(args.out) if args.out else None
 
     def note(text: str) -> None:
@@ -430,7 +597,7 @@ def cmd_conform(args: argparse.Namespace) -> int:
     for line in conform.summary_lines(report):
         print(line)
     print(f"{report.unexplained} unexplained divergence(s) in {report.seconds:.1f} s")
-    return EXIT_UNEXPECTED if report.unexplained else EXIT_OK
+    return _finish(EXIT_UNEXPECTED if report.unexplained else EXIT_OK, len(scenarios), problems)
 
 
 def cmd_simulate(args: argparse.Namespace) -> int:
@@ -461,19 +628,14 @@ def cmd_simulate(args: argparse.Namespace) -> int:
     problem = settings.problem()
     if problem is not None:
         raise UsageError(problem)
-    from groupcheck.runner import scenario_files
-    from model.scenario import load_scenario
-
-    try:
-        files = scenario_files(*args.paths)
-    except FileNotFoundError as exc:
-        raise UsageError(str(exc)) from None
-    scenarios = [load_scenario(f, simulation=True) for f in files]
-    seen: dict[str, str] = {}
-    for sc in scenarios:
-        if sc.name in seen:
-            raise UsageError(f"{sc.source}: name: {sc.name!r} is also the name of {seen[sc.name]}")
-        seen[sc.name] = sc.source
+    scenarios, problems = _load_all(args.paths, simulation=True)
+    for sc in [sc for sc in scenarios if sc.is_question]:  # walks answer "violated", never "holds"
+        scenarios.remove(sc)
+        problem = f"{sc.source}: expect: simulate needs [expect] (walks cannot show that a property holds)"
+        problems.append((sc.source, problem))
+        print(f"groupcheck: {problem}", file=sys.stderr, flush=True)
+    if not scenarios:
+        return EXIT_BAD_INPUT
     out = Path(args.out) if args.out else None
     outcomes = []
     for sc in scenarios:
@@ -494,7 +656,7 @@ def cmd_simulate(args: argparse.Namespace) -> int:
     if args.json:
         text = json.dumps([o.summary() for o in outcomes], indent=2) + "\n"
         Path(args.json).write_text(text, encoding="utf-8")
-    return EXIT_UNEXPECTED if bad or (args.strict and doubtful) else EXIT_OK
+    return _finish(EXIT_UNEXPECTED if bad or (args.strict and doubtful) else EXIT_OK, len(outcomes), problems)
 
 
 def _walk_progress(name: str) -> Callable[[int, int, float], None]:
@@ -633,7 +795,7 @@ def build_parser() -> argparse.ArgumentParser:
     parser = _Parser(prog="groupcheck", description=__doc__.splitlines()[0] if __doc__ else None)
     sub = parser.add_subparsers(dest="command", required=True, parser_class=_Parser)
     p = sub.add_parser("check", help="check scenario files or folders of them")
-    p.add_argument("paths", nargs="+", metavar="PATH")
+    p.add_argument("paths", nargs="*", metavar="PATH")
     p.add_argument(
         "--out", metavar="DIR", help="write a counterexample bundle per violation under DIR/<name>/"
     )
@@ -695,7 +857,27 @@ def build_parser() -> argparse.ArgumentParser:
         action="store_true",
         help="count every state, not one per class of states that differ only by which consumer is which",
     )
+    p.add_argument(
+        "--expect-from",
+        metavar="SUMMARY.json",
+        help="check nothing: write the answers an earlier --json summary recorded for scenarios without "
+        "[expect] into their files (those among PATH, or all), asking first (see pin)",
+    )
+    p.add_argument("--yes", action="store_true", help="with --expect-from: write without asking")
     p.set_defaults(func=cmd_check)
+    p = sub.add_parser(
+        "pin", help="write a scenario's answer (the verdict found) into its [expect], once you agree with it"
+    )
+    p.add_argument("paths", nargs="+", metavar="SCENARIO")
+    p.add_argument(
+        "--from",
+        dest="source",
+        metavar="SUMMARY.json",
+        help="take the answers an earlier check --json recorded (same bounds) instead of checking now",
+    )
+    p.add_argument("--yes", action="store_true", help="write without asking")
+    p.add_argument("--replace", action="store_true", help="also rewrite an [expect] that says something else")
+    p.set_defaults(func=cmd_pin)
     p = sub.add_parser(
         "list",
         help="list scenario files: protocol, faults, expected verdict, story (fitted to the terminal)",
@@ -802,6 +984,7 @@ _INPUT_ERRORS = (
     ("groupcheck.sweep", "SweepError"),
     ("traces.document", "TraceFormatError"),
     ("traces.svg", "TraceRenderError"),
+    ("groupcheck.pin", "PinError"),
 )
 
 

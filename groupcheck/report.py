@@ -23,19 +23,27 @@ def _fails(o: CheckOutcome, strict: bool) -> bool:
     return not o.as_expected or (strict and bool(o.vacuous))
 
 
-def junit_xml(outcomes: Sequence[CheckOutcome], suite: str = "groupcheck", *, strict: bool = False) -> str:
+def junit_xml(
+    outcomes: Sequence[CheckOutcome],
+    suite: str = "groupcheck",
+    *,
+    strict: bool = False,
+    errors: Sequence[tuple[str, str]] = (),
+) -> str:
     """JUnit XML: a test case per scenario (class name from the scenario file's folder), failing when the
     verdict is not the expected one — the message names the verdict, the violated property (or what
     stopped an incomplete search) and the trace — and, with ``strict``, when the scenario left something
-    it asks for unexercised. Every case says the bounds its verdict holds within and its warnings."""
+    it asks for unexercised. Every case says the bounds its verdict holds within and its warnings.
+    ``errors`` are the scenario files that could not be read, (file, problem): a case in error each. A
+    scenario without ``[expect]`` (a question) passes with its answer."""
     failures = [o for o in outcomes if _fails(o, strict)]
     total = sum(o.result.stats.seconds for o in outcomes)
     root = ET.Element(
         "testsuite",
         name=suite,
-        tests=str(len(outcomes)),
+        tests=str(len(outcomes) + len(errors)),
         failures=str(len(failures)),
-        errors="0",
+        errors=str(len(errors)),
         skipped="0",
         time=f"{total:.3f}",
     )
@@ -69,5 +77,11 @@ def junit_xml(outcomes: Sequence[CheckOutcome], suite: str = "groupcheck", *, st
             failure = ET.SubElement(case, "failure", message=message, type="Vacuous")
             failure.text = "\n".join(details)
         ET.SubElement(case, "system-out").text = "\n".join(details)
+    for source, problem in errors:
+        folder = _dotted(Path(source).parent)
+        case = ET.SubElement(
+            root, "testcase", classname=f"{suite}.{folder}", name=Path(source).name, time="0"
+        )
+        ET.SubElement(case, "error", message=problem, type="MalformedScenario").text = problem
     ET.indent(root)
     return '<?xml version="1.0" encoding="UTF-8"?>\n' + ET.tostring(root, encoding="unicode") + "\n"

@@ -64,7 +64,11 @@ class CheckOutcome:
 
     @property
     def as_expected(self) -> bool:
+        """The verdict is the expected one. A question (no ``[expect]``) expects nothing: any answer is
+        as expected, ``incomplete`` too (it is reported as no answer, but the search did not fail)."""
         s, r = self.scenario, self.result
+        if s.expect_verdict is None:
+            return True
         if r.verdict == Verdict.INCOMPLETE:
             return False
         if s.expect_verdict == "holds":
@@ -79,8 +83,9 @@ class CheckOutcome:
             "source": self.scenario.source,
             "verdict": self.verdict,
             "property": r.property,
-            "expected": self.expected,
+            "expected": None if self.scenario.is_question else self.expected,
             "as_expected": self.as_expected,
+            "question": self.scenario.is_question,
             "stopped_by": r.stopped_by,
             "vacuous": list(self.vacuous),
             "notes": list(self.notes),

@@ -7,6 +7,9 @@ naming the file, the key and what is allowed, and every limit is checked before 
 of at most 1 MB, arrays and tables nested at most 16 levels, a name of at most 100 printable characters (it
 names the counterexample's folder), Kafka's topic names, at most 8 topics and 32 partitions in all.
 
+Without an ``[expect]`` table a scenario is a question: ``groupcheck check`` reports the verdict it finds
+(exit 0 whatever it is) and ``groupcheck pin`` writes it into the file once the user agrees.
+
 Simulation (``groupcheck simulate``: random walks, never an exhaustive search) reads scenarios with
 ``simulation=True``: larger groups are allowed there (:data:`SIMULATION_LIMITS`, up to 64 consumers and
 1,024 partitions); every other rule is the same.
@@ -26,6 +29,7 @@ from model.state import Budget
 
 DEADLOCK = "deadlock"
 VERDICTS = ("holds", "violated")
+QUESTION = "(question)"  # what reports show as expected for a scenario without [expect]
 TOP_KEYS = ("name", "description", "protocol", "assignor", "group", "faults", "switches", "check", "expect")
 GROUP_KEYS = ("consumers", "brokers", "topics", "records_per_partition", "start")
 FAULT_KEYS = (*FAULT_NAMES, "failover_phase")
@@ -164,7 +168,7 @@ class Scenario:
     max_depth: int | None
     max_states: int | None
     check_deadlock: bool
-    expect_verdict: str
+    expect_verdict: str | None  # None: no [expect], the scenario is a question (QUESTION)
     expect_property: str | None
     data: dict[str, Any]  # the table as parsed: JSON-able, embedded in traces so they replay alone
     # (item, reason) for what the scenario expects the search never to exercise, sorted by item:
@@ -182,8 +186,16 @@ class Scenario:
         return faults or "none"
 
     @property
+    def is_question(self) -> bool:
+        """No ``[expect]``: the scenario asks what the verdict is (``groupcheck pin`` records the answer)."""
+        return self.expect_verdict is None
+
+    @property
     def expected(self) -> str:
-        """The expected verdict as reports show it ("holds", "violated no-stale-commit")."""
+        """The expected verdict as reports show it ("holds", "violated no-stale-commit"; QUESTION for a
+        scenario without ``[expect]``)."""
+        if self.expect_verdict is None:
+            return QUESTION
         return (
             self.expect_verdict
             if self.expect_property is None
@@ -414,10 +426,10 @@ def scenario_from_data(data: Any, source: str, *, simulation: bool = False) -> S
         raise _err(source, "check.deadlock", f"must be true or false, got {short(deadlock)}")
 
     expect = _table(data, "expect", EXPECT_KEYS, source)
-    if "verdict" not in expect:
-        raise _err(source, "expect.verdict", 'required: "holds" or "violated"')
-    verdict = expect["verdict"]
-    if not isinstance(verdict, str) or verdict not in VERDICTS:
+    if "expect" in data and "verdict" not in expect:  # without [expect] at all the scenario is a question
+        raise _err(source, "expect.verdict", 'required: "holds" or "violated" (or no [expect]: a question)')
+    verdict = expect.get("verdict")
+    if verdict is not None and (not isinstance(verdict, str) or verdict not in VERDICTS):
         raise _err(source, "expect.verdict", f'must be "holds" or "violated", got {short(verdict)}')
     exp_prop = expect.get("property")
     if verdict == "violated":
