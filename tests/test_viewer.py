@@ -9,10 +9,12 @@ picture (docs/trace-viewer.png) is a copy of it.
 from __future__ import annotations
 
 import copy
+import itertools
 import json
 import os
 import re
 import shutil
+import tomllib
 import xml.etree.ElementTree as ET
 from collections.abc import Iterator
 from html import escape
@@ -25,7 +27,7 @@ from groupcheck.cli import main
 from groupcheck.runner import check_scenario
 from tests.test_traces import MESSAGE, PROPERTY, N, sample
 from traces import TraceRenderError, render_svg, to_html, write_bundle
-from traces.html import sequence_svg
+from traces.html import COLUMN, FIT, MIN_COLUMN, ROW, layout, sequence_svg, text_width, wrap
 
 ROOT = Path(__file__).resolve().parent.parent
 ARTIFACTS = ROOT / "test-artifacts"
@@ -138,6 +140,61 @@ def test_an_empty_trace_still_renders() -> None:
     doc["violation"]["step"] = 0
     svg = _svg(to_html(doc))
     assert [g.get("data-step") for g in svg.iter(f"{SVG_NS}g") if "step" in g.get("class", "")] == ["0"]
+
+
+def test_lifelines_share_the_width_their_count_allows() -> None:
+    """Compact spacing: the columns narrow with the count of lifelines so the diagram fits FIT px (beside
+    the state pane in a 1400 px window), down to MIN_COLUMN; with few lifelines they keep COLUMN."""
+    for names, wide in ((["C1", "B1"], True), ([f"C{i}" for i in range(1, 4)] + ["B1", "B2", "log"], False)):
+        lay = layout(names, ["IllegalGeneration"], lasso=False)
+        if wide:
+            assert lay.column == COLUMN
+        else:
+            assert MIN_COLUMN <= lay.column < COLUMN and lay.width <= FIT
+        assert sorted(lay.xs.values()) == [lay.xs[n] for n in names]
+    many = layout([f"C{i}" for i in range(1, 20)], [], lasso=True)
+    assert many.column == MIN_COLUMN and many.width > FIT  # too many to fit: the pane scrolls sideways
+
+
+def test_a_label_wider_than_the_row_wraps_whole() -> None:
+    label = "CompleteJoin: generation 2, members m1, m2, m3, m4 (generation, membership and ownership " * 3
+    lines = wrap(label.strip(), 300, 12)
+    assert len(lines) > 1 and all(text_width(line, 12) <= 300 for line in lines)
+    assert "".join(lines).replace(" ", "") == label.replace(" ", "")  # nothing left out, nothing cut
+    word = wrap("x" * 200, 100, 12)  # a word wider than a line breaks anywhere
+    assert len(word) > 1 and "".join(word) == "x" * 200 and all(text_width(w, 12) <= 100 for w in word)
+    doc = sample()
+    doc["steps"][0]["label"] = label.strip()
+    svg = _svg(to_html(doc))
+    row = next(g for g in svg.iter(f"{SVG_NS}g") if g.get("data-step") == "1")
+    drawn = " ".join(" ".join(t.itertext()) for t in row.iter(f"{SVG_NS}text") if t.get("class") != "stepno")
+    assert drawn.replace(" ", "").endswith(label.replace(" ", "")) and "…" not in drawn
+    hit = row.find(f"{SVG_NS}rect[@class='hit']")
+    assert hit is not None and float(hit.get("height", "0")) > ROW  # a taller row holds the lines
+
+
+def test_the_page_names_fonts_with_chinese_glyphs() -> None:
+    """Seed section names keep their Chinese in brackets: the CSS names CJK fonts before the generic
+    family, so a browser that has one draws them instead of empty boxes."""
+    css = to_html(sample()).split("<style>")[1].split("</style>")[0]
+    fonts = re.search(r"--sans:([^;]*);", css)
+    assert fonts is not None
+    names = [f.strip().strip('"') for f in fonts.group(1).split(",")]
+    assert names[-1] == "sans-serif" and {"Noto Sans CJK SC", "WenQuanYi Micro Hei"} <= set(names)
+    assert "font-family: var(--sans)" in css and "var(--sans)" in css.split("body {")[1].split("}")[0]
+
+
+def test_spec_descriptions_name_seed_sections_in_english() -> None:
+    """Chinese in a scenario's description (the viewer's header shows it) only in brackets after an English
+    name: 'Seed 000, "The slow consumer" (慢的消费者)'."""
+    cjk = re.compile(r"[\u3000-\u9fff\uff00-\uffef]+")
+    for path in sorted((ROOT / "specs").rglob("*.toml")):
+        text = tomllib.loads(path.read_text(encoding="utf-8")).get("description", "")
+        for m in cjk.finditer(text):
+            before = text[: m.start()]
+            opened = before.rfind("(")
+            assert opened > before.rfind(")") and ")" in text[m.end() :], (path.name, m.group(0))
+            assert re.search(r'"[A-Za-z][^"]*" \($', before[: opened + 1]), (path.name, m.group(0))
 
 
 # ------------------------------------------------------------------------------------------- trace.svg
@@ -314,12 +371,13 @@ def test_stepping_through_the_trace_in_chromium(browser: Any, viewer: tuple[Path
     )
     assert state[0] <= banner[0] and banner[1] <= changed[0] and changed[1] <= state[1]
     deep = next(s for s in doc["steps"] if all(not k.startswith("C") for k in s["changed"]))  # no consumer
-    page.click(f"#row-{deep['index']}")  # its changed fields lie below the consumers' tables: pane scrolls
+    page.click(f"#row-{deep['index']}")  # its changed actors come before the consumers' tables
     state, title, changed = (  # (the click may have scrolled the window: measure the pane again)
         page.eval_on_selector(sel, "e => { const r = e.getBoundingClientRect(); return [r.top, r.bottom]; }")
         for sel in ("#state-pane", "#step-title", "#state tr.changed")
     )
-    assert page.eval_on_selector("#state-pane", "e => e.scrollTop") > 0
+    first = page.eval_on_selector("#state table.actor", "t => t.dataset.actor")
+    assert any(key.startswith(first + ".") for key in deep["changed"]) and not first.startswith("C")
     assert state[0] <= title[0] and title[1] <= changed[0] and changed[1] <= state[1]
     assert errors == []
     assert {r.split("#")[0] for r in requests} == {url}  # the page fetched nothing but itself
@@ -410,3 +468,106 @@ def test_eager_bands_say_the_protocols_own_phase_names(tmp_path: Path) -> None:
     phases = {s["phase"] for s in doc["steps"] if s["phase"]}
     assert phases and all(doc["phases"][str(p)]["short"] in page for p in phases)
     assert "IllegalGeneration" not in shorts and ">IllegalGeneration<" not in page
+
+
+@pytest.fixture(scope="module")
+def three_consumers(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, dict[str, Any]]:
+    """A real group's viewer page: three consumers, two brokers (tests/data/three-consumers-gc-pause.toml)."""
+    out = tmp_path_factory.mktemp("three")
+    o = check_scenario(ROOT / "tests" / "data" / "three-consumers-gc-pause.toml", out)
+    assert o.trace_dir is not None
+    doc = json.loads((o.trace_dir / "trace.json").read_text(encoding="utf-8"))
+    assert doc["lifelines"] == ["C1", "C2", "C3", "B1", "B2", "log"]
+    html = (o.trace_dir / "trace.html").read_text(encoding="utf-8")
+    assert html == to_html(doc) == to_html(copy.deepcopy(doc))  # the same trace, the same bytes
+    return o.trace_dir / "trace.html", doc
+
+
+_BOXES = """svg => Array.from(svg.querySelectorAll("text")).map(t => {
+  const r = t.getBoundingClientRect();
+  const row = t.closest("g.step");
+  return {text: t.textContent, cls: t.getAttribute("class"), row: row ? Number(row.dataset.step) : null,
+          left: r.left, right: r.right, top: r.top, bottom: r.bottom};
+})"""
+
+
+def _rect(page: Any, selector: str) -> dict[str, float]:
+    return page.eval_on_selector(selector, "e => e.getBoundingClientRect().toJSON()")
+
+
+def _overlap(a: dict[str, float], b: dict[str, float]) -> bool:
+    return min(a["right"], b["right"]) - max(a["left"], b["left"]) > 0.5 and (
+        min(a["bottom"], b["bottom"]) - max(a["top"], b["top"]) > 0.5
+    )
+
+
+def test_three_consumers_and_two_brokers_fit_at_1400x900(
+    browser: Any, three_consumers: tuple[Path, dict[str, Any]]
+) -> None:
+    """Issue 19: at 1400x900 every lifeline is in view without scrolling sideways, no label is cut or
+    runs into another, and the state pane starts with the actors the step changed."""
+    path, doc = three_consumers
+    last = len(doc["steps"])
+    page = browser.new_page(viewport={"width": 1400, "height": 900})
+    errors: list[str] = []
+    page.on("pageerror", lambda e: errors.append(str(e)))
+    page.goto(path.as_uri())
+    page.keyboard.press("End")
+    # every lifeline's header inside the window and inside the diagram's pane, which does not scroll sideways
+    pane = _rect(page, "#diagram-pane")
+    assert page.eval_on_selector("#diagram-pane", "e => e.scrollWidth <= e.clientWidth")
+    assert page.evaluate("document.documentElement.scrollWidth <= document.documentElement.clientWidth")
+    heads = page.eval_on_selector("#lifelines", _BOXES)
+    assert [h["text"] for h in heads] == doc["lifelines"]
+    for h in heads:
+        assert (
+            0 <= h["left"]
+            and h["right"] <= 1400
+            and pane["left"] <= h["left"]
+            and h["right"] <= pane["right"]
+        )
+    rects = page.eval_on_selector_all(
+        "#lifelines rect.head", "rs => rs.map(r => r.getBoundingClientRect().toJSON())"
+    )
+    assert all(a["right"] <= b["left"] for a, b in itertools.pairwise(rects))  # headers apart
+    assert all(r["left"] <= h["left"] and h["right"] <= r["right"] for r, h in zip(rects, heads, strict=True))
+    # every text of the diagram whole: inside the drawing, inside its row, clear of every other text
+    svg = _rect(page, "#diagram")
+    assert svg["right"] <= pane["right"]
+    texts = page.eval_on_selector("#diagram", _BOXES)
+    rows = {i: _rect(page, f"#row-{i} rect.hit") for i in range(last + 1)}
+    for t in texts:
+        assert "…" not in t["text"], t
+        assert svg["left"] <= t["left"] and t["right"] <= svg["right"], t
+        if t["row"] is not None:
+            r = rows[t["row"]]
+            assert r["top"] <= t["top"] and t["bottom"] <= r["bottom"] + 0.5, t
+    for i, a in enumerate(texts):
+        for b in texts[i + 1 :]:
+            assert not _overlap(a, b), (a["text"], b["text"])
+    for step in doc["steps"]:  # each label drawn in full (on one line or wrapped)
+        drawn = [t["text"] for t in texts if t["row"] == step["index"] and t["cls"] != "stepno"]
+        assert len(drawn) == 1 and "".join(drawn[0].split()).endswith(
+            "".join(f"{step['index']}. {step['label']}".split())
+        )
+    # the state pane: the actors the step changed first, then the others in their usual order
+    for step in (
+        doc["steps"][-1],
+        next(s for s in doc["steps"] if s["actor"] == "B1" and s["kind"] == "write"),
+    ):
+        page.click(f"#row-{step['index']}")
+        shown = page.eval_on_selector_all("#state table.actor", "ts => ts.map(t => t.dataset.actor)")
+        touched = [a for a in shown if any(k.startswith(a + ".") for k in step["changed"])]
+        assert shown[: len(touched)] == touched and shown[0] == step["actor"], (step["index"], shown)
+        usual = [a for a in doc["lifelines"] if a in shown] + sorted(
+            a for a in shown if a not in doc["lifelines"]
+        )
+        assert shown == [a for a in usual if a in touched] + [a for a in usual if a not in touched]
+        marked = page.eval_on_selector_all("#state table.touched", "ts => ts.map(t => t.dataset.actor)")
+        assert marked == touched
+    assert doc["steps"][-1]["actor"] == "C2" and shown[0] == "B1"  # the last step is about C2, not C1
+    page.keyboard.press("End")
+    ARTIFACTS.mkdir(exist_ok=True)
+    page.screenshot(path=str(ARTIFACTS / "trace-viewer-three-consumers.png"))
+    assert errors == []
+    page.close()

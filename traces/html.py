@@ -3,8 +3,14 @@
 The page needs no network and no other file: the sequence diagram is inline SVG drawn here, the trace
 document rides along as JSON in a ``<script type="application/json">`` block, and a small inline script
 moves through the steps (buttons, arrow keys, a click on a diagram row, ``#step-N`` in the address) and
-fills the state table for the current step, marking the fields that step changed. Without JavaScript the
-diagram and the violation sentence are still there.
+fills the state table for the current step: the actors that step changed first, their changed fields
+marked. Without JavaScript the diagram and the violation sentence are still there.
+
+The diagram fits a real group in a laptop's window: the lifelines share the width :data:`FIT` (what the
+diagram's pane has beside the state pane in a 1400 px window) by their count, and every label is drawn
+whole, on one line across the row when it fits there, wrapped into a taller row when not. Text is measured
+with DejaVu Sans's advance widths (:func:`text_width`), the widest font the page names, so nothing drawn
+is wider than measured. The CSS names CJK fonts before the generic family, for the Chinese of the seeds.
 
 A lasso (a liveness violation, the document's ``loop``) is drawn as a loop: the rows of the steps its cycle
 repeats carry a purple stripe (class ``inloop``), the row of the state it returns to is marked
@@ -19,6 +25,7 @@ The same document always gives the same bytes.
 from __future__ import annotations
 
 import json
+from dataclasses import dataclass
 from html import escape
 from typing import Any
 
@@ -48,81 +55,232 @@ KIND_COLORS = {
 }
 
 # layout of the diagram, in px
-GUTTER = 150  # step number and phase, left of the first lifeline
-COLUMN = 170  # distance between lifelines
+FIT = 840  # the width the diagram aims at: its pane's beside the state pane in a 1400 px wide window
+GUTTER = 110  # at least this much left of the first lifeline: step numbers and phase names
+STEPNO = 30  # the step numbers' room at the gutter's right edge (the phase names stay left of it)
+COLUMN = 170  # distance between lifelines when there is room for it,
+MIN_COLUMN = 100  # and never less: with more lifelines than fit at this the pane scrolls sideways
+RIGHT = 20  # right of the last lifeline
 HEAD = 6  # space above the initial-state row (the lifeline names sit in their own sticky strip)
 NAMES = 40  # height of that strip
-ROW = 34  # one step
+ROW = 34  # one step whose label fits on one line
+LINE = 15  # each further line of a step's label (a label wider than the whole row wraps)
 LOOP_MARGIN = 44  # left of the gutter, for a lasso's jump back (always in view: the pane scrolls right)
 LOOP_COLOR = "#7b3fb5"
-CHAR = 6.6  # average width of a 12px sans-serif character, for cutting labels to fit
+
+# advance widths of DejaVu Sans, regular and bold, in hundredths of an em, for " " to "~": the widest of
+# the fonts the page names and what Chromium falls back to on a bare Linux, so a text measured with them is
+# no narrower than it is drawn; any other character counts as a full em (CJK, arrows, emoji)
+# fmt: off
+_ADVANCE = {
+    False: (
+        32, 40, 46, 84, 64, 95, 78, 27, 39, 39, 50, 84, 32, 36, 32, 34, 64, 64, 64, 64, 64, 64, 64, 64,
+        64, 64, 34, 34, 84, 84, 84, 53, 100, 68, 69, 70, 77, 63, 58, 77, 75, 29, 29, 66, 56, 86, 75, 79,
+        60, 79, 69, 63, 61, 73, 68, 99, 69, 61, 69, 39, 34, 39, 84, 50, 50, 61, 63, 55, 63, 62, 35, 63,
+        63, 28, 28, 58, 28, 97, 63, 61, 63, 63, 41, 52, 39, 63, 59, 82, 59, 59, 52, 64, 34, 64, 84,
+    ),
+    True: (
+        35, 46, 52, 84, 70, 100, 87, 31, 46, 46, 52, 84, 38, 42, 38, 37, 70, 70, 70, 70, 70, 70, 70, 70,
+        70, 70, 40, 40, 84, 84, 84, 58, 100, 77, 76, 73, 83, 68, 68, 82, 84, 37, 37, 77, 64, 100, 84, 85,
+        73, 85, 77, 72, 68, 81, 77, 110, 77, 72, 73, 46, 37, 46, 84, 50, 50, 67, 72, 59, 72, 68, 44, 72,
+        71, 34, 34, 67, 34, 104, 71, 69, 72, 72, 49, 60, 48, 71, 65, 92, 65, 65, 58, 71, 37, 71, 84,
+    ),
+}
+# fmt: on
+SLACK = 1.04  # on top of the measure: hinting, and a fallback font a little wider still
 
 
-def _fit(text: str, width: float) -> str:
-    """``text`` cut (with an ellipsis) to about ``width`` px."""
-    room = max(4, int(width / CHAR))
-    return text if len(text) <= room else text[: room - 1] + "…"
+def text_width(text: str, size: float, bold: bool = False) -> float:
+    """The width in px of ``text`` at ``size`` px, measured no narrower than any browser draws it."""
+    table = _ADVANCE[bold]
+    em = sum(table[ord(ch) - 32] if " " <= ch <= "~" else 100 for ch in text)
+    return em * size / 100 * SLACK
+
+
+def _pieces(text: str) -> list[str]:
+    """``text`` in the pieces a line may end after: a run of spaces, or a ``,;=/(_`` inside a word."""
+    out, piece = [], ""
+    for i, ch in enumerate(text):
+        piece += ch
+        after = text[i + 1 : i + 2]
+        if (ch == " " and after != " ") or (ch in ",;=/(_" and after not in " ,;)"):
+            out.append(piece)
+            piece = ""
+    return [*out, piece] if piece else out
+
+
+def _longest(text: str, width: float, size: float, bold: bool) -> int:
+    """How many of ``text``'s first characters fit in ``width`` px (at least one)."""
+    n = 1
+    while n < len(text) and text_width(text[: n + 1], size, bold) <= width:
+        n += 1
+    return n
+
+
+def wrap(text: str, width: float, size: float, bold: bool = False) -> list[str]:
+    """``text`` in lines of at most ``width`` px: broken after spaces and punctuation, a word wider than a
+    line anywhere. Nothing is left out."""
+    lines: list[str] = []
+    line = ""
+    for piece in _pieces(text):
+        if text_width((line + piece).rstrip(), size, bold) <= width:
+            line += piece
+            continue
+        if line:
+            lines.append(line.rstrip())
+        while text_width(piece.rstrip(), size, bold) > width:
+            n = _longest(piece, width, size, bold)
+            lines.append(piece[:n])
+            piece = piece[n:]
+        line = piece
+    if line.strip() or not lines:
+        lines.append(line.rstrip())
+    return lines
+
+
+def _cut(text: str, width: float, size: float, bold: bool = False) -> str:
+    """``text`` cut (with an ellipsis) to ``width`` px."""
+    if text_width(text, size, bold) <= width:
+        return text
+    return text[: max(1, _longest(text, width - text_width("…", size, bold), size, bold))] + "…"
 
 
 def _text(x: float, y: float, text: str, cls: str, anchor: str = "middle") -> str:
     return f'<text x="{x:.0f}" y="{y:.0f}" class="{cls}" text-anchor="{anchor}">{escape(text)}</text>'
 
 
-def _box(cx: float, y: float, text: str, width: float, cls: str) -> str:
-    """A rounded box centred on ``cx`` holding ``text`` (cut to fit)."""
-    shown = _fit(text, width - 12)
-    w = min(width, len(shown) * CHAR + 16)
-    return (
-        f'<rect x="{cx - w / 2:.0f}" y="{y - 11:.0f}" width="{w:.0f}" height="22" rx="5" class="{cls}"/>'
-        + _text(cx, y + 4, shown, "boxtext")
+def _lines(x: float, y: float, lines: list[str], cls: str, anchor: str = "middle", step: float = LINE) -> str:
+    """A text of one or more lines, the first one's baseline at ``y``."""
+    if len(lines) == 1:
+        return _text(x, y, lines[0], cls, anchor)
+    spans = "".join(
+        f'<tspan x="{x:.0f}" y="{y + step * i:.0f}">{escape(line)}</tspan>' for i, line in enumerate(lines)
     )
+    return f'<text x="{x:.0f}" y="{y:.0f}" class="{cls}" text-anchor="{anchor}">{spans}</text>'
 
 
-def _step_row(d: dict[str, Any], y: float, xs: dict[str, float], columns: list[str]) -> list[str]:
-    """The SVG of one step's drawing (arrow, box or band) at row centre ``y``."""
+@dataclass(frozen=True)
+class Layout:
+    """Where the diagram's parts go: the gutter (the lasso's margin, step numbers, phase names), then one
+    column per lifeline, as wide as :data:`FIT` allows for their count."""
+
+    left: float  # the gutter's left edge (after a lasso's margin)
+    gutter: float  # its right edge: the steps' drawings start here
+    column: float  # distance between lifelines
+    xs: dict[str, float]  # each lifeline's x
+    width: float
+
+    @property
+    def room(self) -> tuple[float, float]:
+        """The x range a step's drawing may use."""
+        return self.gutter + 4, self.width - 4
+
+    def place(
+        self, cx: float, text: str, size: float = 12, bold: bool = False, pad: float = 0
+    ) -> tuple[list[str], float, float]:
+        """``text`` about ``cx``: its lines (one if it fits the row, wrapped to the row otherwise), the x of
+        their centre (moved, if need be, to keep them and ``pad`` px either side inside the row) and the
+        widest line's width."""
+        lo, hi = self.room
+        lines = wrap(text, hi - lo - 2 * pad, size, bold)
+        w = max(text_width(line, size, bold) for line in lines)
+        return lines, min(max(cx, lo + pad + w / 2), hi - pad - w / 2), w
+
+
+def layout(columns: list[str], phase_names: list[str], lasso: bool) -> Layout:
+    """The diagram's :class:`Layout` for these lifelines, with a gutter wide enough for these phase names
+    beside the step numbers, and a margin for the jump back when ``lasso``."""
+    left = LOOP_MARGIN if lasso else 0
+    names = max((text_width(t, 10) for t in ["phase 5", *phase_names]), default=0)
+    gutter = left + max(GUTTER, round(8 + names + 8 + STEPNO))
+    n = max(1, len(columns))
+    column = min(COLUMN, max(MIN_COLUMN, (FIT - gutter - RIGHT) // n))
+    xs = {c: gutter + column * (i + 0.5) for i, c in enumerate(columns)}
+    return Layout(left, gutter, column, xs, gutter + column * n + RIGHT)
+
+
+def _box(
+    lay: Layout, cx: float, top: float, text: str, cls: str, lo: float | None = None, hi: float | None = None
+) -> tuple[float, list[str]]:
+    """A rounded box about ``cx`` holding ``text`` (wrapped if wider than the row): a band at least from
+    ``lo`` to ``hi`` when given, else a note on the lifeline at ``cx``, which is drawn solid above and below
+    the box (a wide box may be moved off centre to stay in the row). The row's height and its SVG."""
+    lines, x, w = lay.place(cx, text, pad=8)
+    x0, x1 = x - w / 2 - 8, x + w / 2 + 8
+    h = 22 + LINE * (len(lines) - 1)
+    out = []
+    if lo is not None and hi is not None:
+        r0, r1 = lay.room
+        x0, x1 = max(r0, min(x0, lo)), min(r1, max(x1, hi))
+        x = (x0 + x1) / 2
+    else:
+        out.append(f'<line x1="{cx:.0f}" y1="{top + 1}" x2="{cx:.0f}" y2="{top + h + 11}" class="anchor"/>')
+    return ROW + h - 22, [
+        *out,
+        f'<rect x="{x0:.0f}" y="{top + 6:.0f}" width="{x1 - x0:.0f}" height="{h}" rx="5" class="{cls}"/>',
+        _lines(x, top + 21, lines, "boxtext"),
+    ]
+
+
+def _over(
+    lay: Layout, x1: float, x2: float, cx: float, top: float, text: str, cls: str, line: str
+) -> tuple[float, list[str]]:
+    """A line from ``x1`` to ``x2`` (``line``: the rest of its element) under ``text``, centred on ``cx``
+    (wrapped if wider than the row): the row's height and its SVG."""
+    lines, x, _ = lay.place(cx, text)
+    h = ROW + LINE * (len(lines) - 1)
+    y = top + h - 11
+    return h, [
+        f'<line x1="{x1:.0f}" y1="{y:.0f}" x2="{x2:.0f}" y2="{y:.0f}" {line}/>',
+        _lines(x, y - 7 - LINE * (len(lines) - 1), lines, cls),
+    ]
+
+
+def _step_row(d: dict[str, Any], top: float, lay: Layout, columns: list[str]) -> tuple[float, list[str]]:
+    """One step's drawing (arrow, box or band) in the row from ``top``: the row's height and its SVG."""
     kind, label = d["kind"], f"{d['index']}. {d['label']}"
     src, dst, actor = d.get("src"), d.get("dst"), d["actor"]
-    color = KIND_COLORS.get(kind, "#222")
+    xs = lay.xs
     first, last = xs[columns[0]], xs[columns[-1]]
-    out: list[str] = []
     if kind == "fault":
         named = [src, dst] if src in xs and dst in xs else lifelines_named(d["label"], columns)
         if len(named) >= 2:
-            x1, x2 = xs[named[0]], xs[named[-1]]
             heal = d["action"].startswith("Heal")  # a link coming back: green, not the red of a cut
-            out.append(
-                f'<line x1="{x1:.0f}" y1="{y + 6:.0f}" x2="{x2:.0f}" y2="{y + 6:.0f}" '
-                f'class="{"heal" if heal else "cut"}"/>'
-            )
             text = ("" if heal else "⚡ ") + label
-            room = max(x2 - x1, COLUMN) + 40
-            out.append(_text((x1 + x2) / 2, y - 2, _fit(text, room), "healed" if heal else "fault"))
-        elif len(named) == 1 or actor in xs:
-            out.append(_box(xs[named[0] if named else actor], y, "⚡ " + label, COLUMN * 1.8, "faultbox"))
-        else:
-            out.append(
-                f'<rect x="{first - 40:.0f}" y="{y - 11:.0f}" width="{last - first + 80:.0f}" height="22" '
-                'rx="5" class="faultbox"/>'
+            x1, x2 = xs[named[0]], xs[named[-1]]
+            return _over(
+                lay,
+                x1,
+                x2,
+                (x1 + x2) / 2,
+                top,
+                text,
+                "healed" if heal else "fault",
+                f'class="{"heal" if heal else "cut"}"',
             )
-            out.append(_text((first + last) / 2, y + 4, _fit("⚡ " + label, last - first + 60), "boxtext"))
-    elif src in xs and dst in xs and src != dst:
+        if len(named) == 1 or actor in xs:
+            return _box(lay, xs[named[0] if named else actor], top, "⚡ " + label, "faultbox")
+        return _box(lay, (first + last) / 2, top, "⚡ " + label, "faultbox", first - 40, last + 40)
+    if src in xs and dst in xs and src != dst:
         x1, x2 = xs[src], xs[dst]
         tip = x2 - 7 if x2 > x1 else x2 + 7
         dash = ' stroke-dasharray="5 3"' if kind == "receive" else ""
-        out.append(
-            f'<line x1="{x1:.0f}" y1="{y + 6:.0f}" x2="{tip:.0f}" y2="{y + 6:.0f}" stroke="{color}"'
-            f'{dash} class="msg" marker-end="url(#arrow-{kind})"/>'
+        color = KIND_COLORS.get(kind, "#222")
+        return _over(
+            lay,
+            x1,
+            tip,
+            (x1 + x2) / 2,
+            top,
+            label,
+            f"label k-{kind}",
+            f'stroke="{color}"{dash} class="msg" marker-end="url(#arrow-{kind})"',
         )
-        span = abs(x2 - x1)
-        out.append(_text((x1 + x2) / 2, y - 1, _fit(label, span + COLUMN * 0.9), f"label k-{kind}"))
-    else:
-        where = xs.get(actor)
-        if where is None:  # an actor with no lifeline (the environment): a band across all of them
-            out.append(_box((first + last) / 2, y, label, last - first + 80, f"note k-{kind}"))
-        else:
-            prefix = "timeout: " if kind == "timeout" else ""
-            out.append(_box(where, y, prefix + label, COLUMN * 1.8, f"note k-{kind}"))
-    return out
+    where = xs.get(actor)
+    if where is None:  # an actor with no lifeline (the environment): a band across all of them
+        return _box(lay, (first + last) / 2, top, label, f"note k-{kind}", first - 40, last + 40)
+    prefix = "timeout: " if kind == "timeout" else ""
+    return _box(lay, where, top, prefix + label, f"note k-{kind}")
 
 
 def phase_tables(doc: dict[str, Any] | None) -> tuple[dict[int, str], dict[int, str]]:
@@ -146,27 +304,85 @@ def sequence_svg(
 ) -> str:
     """The inline SVG sequence diagram: a strip naming the lifelines (kept in view by the page's CSS),
     then a column per lifeline, a row per step (row 0: the initial state), the phase of every step in the
-    left gutter, the violation below the last row."""
+    left gutter, the violation below the last row.
+
+    The columns are as wide as :data:`FIT` allows for their count (between :data:`MIN_COLUMN` and
+    :data:`COLUMN`); a label is drawn whole: on one line when it fits the row, wrapped (a taller row)
+    when it does not. Every row's ``<title>`` says its step in full."""
     g = as_graph(doc_or_graph)
     steps = steps_in_order(g)
     columns = diagram_columns(g, steps)
     k = g.graph.get("loop_start")
-    left = 0 if k is None else LOOP_MARGIN  # everything moves right to make room for the jump back
-    gutter = left + GUTTER
-    xs = {c: gutter + COLUMN * (i + 0.5) for i, c in enumerate(columns)}
-    width = gutter + COLUMN * len(columns) + 20
-    rows = len(steps) + 1
-    height = HEAD + ROW * rows + 70
-    bottom = HEAD + ROW * rows
+    shorts = PHASE_SHORT if phase_short is None else phase_short
+    drawn = sorted({d.get("phase") for d in steps if d.get("phase")})
+    lay = layout(columns, [shorts.get(p, "") for p in drawn], k is not None)
+    left, gutter, width, xs = lay.left, lay.gutter, lay.width, lay.xs
+
+    def loop_classes(i: int) -> str:
+        """The row's lasso classes: a step the cycle repeats, the state it returns to."""
+        if k is None:
+            return ""
+        return (" inloop" if i > k else "") + (" looptarget" if i == k else "")
+
+    # the rows first (their heights place everything else): row 0 is the initial state
+    tops, rows = [HEAD, HEAD + ROW], []
+    rows.append(
+        f'<g class="step{loop_classes(0)}" id="row-0" data-step="0"><title>0. initial state</title>'
+        f'<rect x="0" y="{HEAD}" width="{width}" height="{ROW}" class="hit"/>'
+        + _text(gutter - 8, HEAD + 21, "initial state", "stepno", "end")
+        + "</g>"
+    )
+    for d in steps:
+        i, top = d["index"], tops[-1]
+        h, drawing = _step_row(d, top, lay, columns)
+        phase = d.get("phase")
+        tip = f"{i}. {d['actor']}: {d['label']}" + (f" (phase {phase})" if phase else "")
+        stripe = (
+            []
+            if k is None or i <= k
+            else [f'<rect x="0" y="{top}" width="6" height="{h}" class="loopmark"/>']
+        )
+        rows.append(
+            "\n".join(
+                [
+                    f'<g class="step k-{d["kind"]}{loop_classes(i)}" id="row-{i}" data-step="{i}">'
+                    f"<title>{escape(tip)}</title>",
+                    f'<rect x="0" y="{top}" width="{width}" height="{h}" class="hit"/>',
+                    *stripe,
+                    _text(gutter - 8, top + 21, f"{i}", "stepno", "end"),
+                    *drawing,
+                    "</g>",
+                ]
+            )
+        )
+        tops.append(top + h)
+    bottom = tops[-1]
+    if k is not None:
+        message = f"✗ {g.graph['property']} violated: {g.graph['violation']}"
+    else:
+        message = (
+            f"✗ {g.graph['property']} violated at step {g.graph['violation_step']}: {g.graph['violation']}"
+        )
+    said = wrap(message, width - 40, 13, bold=True)
+    height = bottom + 70 + 16 * (len(said) - 1)
+
     out = [
         f'<svg xmlns="http://www.w3.org/2000/svg" id="lifelines" width="{width}" height="{NAMES}" '
         f'viewBox="0 0 {width} {NAMES}" role="img" aria-label="lifelines">',
     ]
+    head = min(90, lay.column - 16)
     for c in columns:
         x = xs[c]
+        name = _cut(c, head - 8, 13, bold=True)
         out.append(f'<line x1="{x:.0f}" y1="30" x2="{x:.0f}" y2="{NAMES}" class="lifeline"/>')
-        out.append(f'<rect x="{x - 45:.0f}" y="4" width="90" height="28" rx="4" class="head"/>')
-        out.append(_text(x, 23, c, "headtext"))
+        out.append(f'<rect x="{x - head / 2:.0f}" y="4" width="{head:.0f}" height="28" rx="4" class="head"/>')
+        if name == c:
+            out.append(_text(x, 23, c, "headtext"))
+        else:  # the whole name on hover
+            out.append(
+                f'<text x="{x:.0f}" y="23" class="headtext" text-anchor="middle"><title>{escape(c)}</title>'
+                f"{escape(name)}</text>"
+            )
     out.append("</svg>")
     out += [
         f'<svg xmlns="http://www.w3.org/2000/svg" id="diagram" width="{width}" height="{height}" '
@@ -189,69 +405,34 @@ def sequence_svg(
         if d is not None and p == run_phase:
             continue
         if run_phase:
-            y0 = HEAD + ROW * run_start
+            y0 = tops[run_start]
             out.append(
-                f'<rect x="0" y="{y0}" width="{width}" height="{ROW * (i - run_start)}" '
+                f'<rect x="0" y="{y0}" width="{width}" height="{tops[i] - y0}" '
                 f'fill="{PHASE_COLORS.get(run_phase, "#eee")}" class="phaseband"/>'
             )
             out.append(_text(left + 8, y0 + 13, f"phase {run_phase}", "phasename", "start"))
-            short = (PHASE_SHORT if phase_short is None else phase_short).get(run_phase, "")
-            out.append(_text(left + 8, y0 + 25, short, "phasename", "start"))
+            out.append(_text(left + 8, y0 + 25, shorts.get(run_phase, ""), "phasename", "start"))
         run_start, run_phase = i, p
     for c in columns:
         x = xs[c]
         out.append(f'<line x1="{x:.0f}" y1="0" x2="{x:.0f}" y2="{bottom}" class="lifeline"/>')
-    n = len(steps)
-
-    def loop_classes(i: int) -> str:
-        """The row's lasso classes: a step the cycle repeats, the state it returns to."""
-        if k is None:
-            return ""
-        return (" inloop" if i > k else "") + (" looptarget" if i == k else "")
-
-    def loop_stripe(i: int, y: float) -> list[str]:
-        if k is None or i <= k:
-            return []
-        return [f'<rect x="0" y="{y}" width="6" height="{ROW}" class="loopmark"/>']
-
-    out.append(f'<g class="step{loop_classes(0)}" id="row-0" data-step="0"><title>0. initial state</title>')
-    out.append(f'<rect x="0" y="{HEAD}" width="{width}" height="{ROW}" class="hit"/>')
-    out.append(_text(gutter - 10, HEAD + ROW / 2 + 4, "initial state", "stepno", "end"))
-    out.append("</g>")
-    for d in steps:
-        i = d["index"]
-        y = HEAD + ROW * i
-        phase = d.get("phase")
-        tip = f"{i}. {d['actor']}: {d['label']}" + (f" (phase {phase})" if phase else "")
-        out.append(
-            f'<g class="step k-{d["kind"]}{loop_classes(i)}" id="row-{i}" data-step="{i}">'
-            f"<title>{escape(tip)}</title>"
-        )
-        out.append(f'<rect x="0" y="{y}" width="{width}" height="{ROW}" class="hit"/>')
-        out += loop_stripe(i, y)
-        out.append(_text(gutter - 10, y + ROW / 2 + 4, f"{i}", "stepno", "end"))
-        out += _step_row(d, y + ROW / 2, xs, columns)
-        out.append("</g>")
+    out += rows
     if k is not None:
-        out += _loop_jump(k, n)
-        message = f"✗ {g.graph['property']} violated: {g.graph['violation']}"
-    else:
-        message = (
-            f"✗ {g.graph['property']} violated at step {g.graph['violation_step']}: {g.graph['violation']}"
-        )
+        out += _loop_jump(k, len(steps), tops)
     out.append(
-        f'<rect x="10" y="{bottom + 14}" width="{width - 20}" height="34" rx="6" class="violation"/>'
-        + _text(20, bottom + 36, _fit(message, width - 40), "violationtext", "start")
+        f'<rect x="10" y="{bottom + 14}" width="{width - 20}" height="{34 + 16 * (len(said) - 1)}" rx="6" '
+        'class="violation"/>' + _lines(20, bottom + 36, said, "violationtext", "start", 16)
     )
     out.append("</svg>")
     return "\n".join(out)
 
 
-def _loop_jump(k: int, n: int) -> list[str]:
+def _loop_jump(k: int, n: int, tops: list[float]) -> list[str]:
     """The jump back of a lasso, in the margin left of the step numbers: a bracket from the last row (``n``)
     up to the row of the state the cycle returns to (``k``), its arrow pointing at that row; a self-loop on
-    the last row when ``k == n`` (the final state stays as it is for ever)."""
-    yk, yn = HEAD + ROW * k + ROW / 2, HEAD + ROW * n + ROW / 2
+    the last row when ``k == n`` (the final state stays as it is for ever). ``tops``: where each row starts
+    (and the last one ends)."""
+    yk, yn = (tops[k] + tops[k + 1]) / 2, (tops[n] + tops[n + 1]) / 2
     out = [f'<g id="loop-jump" data-from="{n}" data-to="{k}"><title>{escape("↻ " + loop_text(k, n))}</title>']
     end = LOOP_MARGIN - 4
     if k == n:
@@ -277,8 +458,10 @@ def _loop_jump(k: int, n: int) -> list[str]:
 
 _CSS = """
 * { box-sizing: border-box; }
-body { font: 14px/1.4 system-ui, -apple-system, "Segoe UI", Helvetica, Arial, sans-serif; margin: 0;
-  color: #1d1d1f; background: #fafafa; }
+:root { --sans: system-ui, -apple-system, "Segoe UI", Helvetica, Arial, "Noto Sans", "Noto Sans CJK SC",
+  "Source Han Sans SC", "PingFang SC", "Hiragino Sans GB", "Microsoft YaHei", "WenQuanYi Micro Hei",
+  "WenQuanYi Zen Hei", sans-serif; }
+body { font: 14px/1.4 var(--sans); margin: 0; color: #1d1d1f; background: #fafafa; }
 header { padding: 12px 20px; background: #fff; border-bottom: 1px solid #ddd; }
 h1 { font-size: 20px; margin: 0 0 4px; }
 .story { max-width: 110ch; margin: 4px 0; color: #333; }
@@ -307,12 +490,14 @@ table.actor { border-collapse: collapse; width: 100%; margin: 0 0 10px; font-siz
 table.actor caption { text-align: left; font-weight: 700; padding: 2px 0; }
 table.actor td { border-top: 1px solid #eee; padding: 2px 6px; vertical-align: top; }
 table.actor td.field { color: #555; width: 38%; white-space: nowrap; }
-table.actor td.value { font-family: ui-monospace, "SFMono-Regular", Menlo, Consolas, monospace;
+table.actor td.value { font-family: ui-monospace, "SFMono-Regular", Menlo, Consolas,
+  "Noto Sans Mono CJK SC", monospace;
   word-break: break-word; }
+table.actor.touched caption { border-left: 4px solid #d4a900; padding-left: 6px; }
 tr.changed td { background: #fff3a8; }
 tr.changed td.field { font-weight: 700; color: #000; }
 .was { display: block; color: #8a6d00; font-size: 11px; }
-svg text { font-family: system-ui, -apple-system, "Segoe UI", Helvetica, Arial, sans-serif; }
+svg text { font-family: var(--sans); }
 .lifeline { stroke: #999; stroke-dasharray: 4 4; }
 .head { fill: #f0f0f0; stroke: #666; }
 .headtext { font-size: 13px; font-weight: 700; }
@@ -324,6 +509,7 @@ svg text { font-family: system-ui, -apple-system, "Segoe UI", Helvetica, Arial, 
 .k-write.label { fill: #1f5fbf; }
 .k-receive.label { fill: #555; }
 .msg { stroke-width: 1.5; }
+.anchor { stroke: #666; stroke-width: 3; }
 .note { fill: #fff; stroke: #888; }
 .note.k-timeout { stroke: #c05a00; stroke-width: 2; }
 .note.k-write { stroke: #1f5fbf; }
@@ -366,10 +552,13 @@ _JS = """
     if (typeof v === "string") { return v; }
     return JSON.stringify(v);
   }
-  function actors(state) {
+  // the actors whose fields the step changed, then the others; each group in the lifelines' order, then
+  // any other actor (the world) by name
+  function actors(state, changed) {
     const order = doc.lifelines.filter(function (a) { return a in state; });
     Object.keys(state).sort().forEach(function (a) { if (order.indexOf(a) < 0) { order.push(a); } });
-    return order;
+    function touched(a) { return changed.some(function (key) { return key.startsWith(a + "."); }); }
+    return order.filter(touched).concat(order.filter(function (a) { return !touched(a); }));
   }
   function cell(tr, cls, text) {
     const td = document.createElement("td");
@@ -406,9 +595,10 @@ _JS = """
     else { banner.className = current >= loop ? "shown loop" : "loop"; }
     const box = document.getElementById("state");
     box.replaceChildren();
-    actors(state).forEach(function (a) {
+    actors(state, changed).forEach(function (a) {
       const table = document.createElement("table");
-      table.className = "actor";
+      table.className = changed.some(function (key) { return key.startsWith(a + "."); })
+        ? "actor touched" : "actor";
       table.dataset.actor = a;
       const cap = document.createElement("caption");
       cap.textContent = a;
