@@ -32,6 +32,9 @@ class Switches:
     )
     persist_member_replacement: bool = True  # static: a new member id is in the log before it is answered
     sync_commit_before_revoke: bool = True  # a rejoining member's commit completes before it gives up
+    # static membership: in which group states a known instance's new process replaces the old one
+    static_replace_in_any_state: bool = True  # not only in Stable: a new member id in any state (KAFKA-8500)
+    static_replace_rebalances_when_completing: bool = True  # in CompletingRebalance: rebalance (KAFKA-9801)
 
 
 SWITCH_NAMES: tuple[str, ...] = tuple(f.name for f in fields(Switches))

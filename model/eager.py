@@ -169,7 +169,15 @@ def _replace_static(
     FENCED_INSTANCE_ID. In a Stable group there is no rebalance: the group is stored and the member
     answered (``persist_member_replacement`` on: the record is written first; Kafka answers in the
     store callback and reverts if the append fails). PreparingRebalance: it joins the round in the old
-    member's place. CompletingRebalance: the leader may have assigned the old id, so it rebalances again."""
+    member's place. CompletingRebalance: the leader may have assigned the old id, so it rebalances again.
+
+    Two switches say in which group states this happens. ``static_replace_in_any_state`` off (Kafka
+    before KAFKA-8500): only a Stable group replaces; otherwise the new process joins the round under the
+    old member id (:func:`_join_as_old_member`). ``static_replace_rebalances_when_completing`` off (Kafka
+    2.3 and 2.4, before KAFKA-9801): in CompletingRebalance the new member id is answered at once, as in
+    Stable, and the leader's assignment, computed for the old id, then gives it nothing."""
+    if not cfg.switches.static_replace_in_any_state and br.role != STEADY:
+        return _join_as_old_member(cfg, w, b, br, c, entry, links)
     old = entry[0]
     w0, links0 = w, links
     w, ((_, new),) = classic.give_member_ids(replace(w, links=links), ((c, None),), plan)
@@ -192,9 +200,14 @@ def _replace_static(
     if br.role == PREPARE:
         br = replace(br, joined=tuple(sorted((*br.joined, (c, new)), key=classic.entry_key)), phase=3)
         return classic.set_broker(w, b, br)
-    if br.role == REBALANCING:
+    if br.role == REBALANCING and cfg.switches.static_replace_rebalances_when_completing:
         br = replace(br, joined=((c, new),))
         return _trigger(cfg, w, b, br, "member-rejoin")
+    if br.role == REBALANCING:
+        # before KAFKA-9801: no rebalance, and no member list (KAFKA-8500 answered the old leader id), so
+        # a replacing leader's SyncGroup carries no assignment; the group record is written at SyncGroup
+        answer = Msg("JoinGroupResponse", new, br.generation, OK)
+        return classic.set_broker(w, b, br, links=to_consumer(cfg, w.links, c, b, answer))
     if cfg.switches.persist_member_replacement:
         if w.leader != b:
             # the append fails (it lost the offsets partition): the replacement is reverted
@@ -207,6 +220,28 @@ def _replace_static(
     # KIP-814: a replacing leader is not asked to assign again (the assignment stands): no member list
     answer = Msg("JoinGroupResponse", new, br.generation, OK)
     return classic.set_broker(w, b, br, links=to_consumer(cfg, w.links, c, b, answer))
+
+
+def _join_as_old_member(
+    cfg: Config, w: World, b: int, br: Broker, c: int, entry: tuple[int, int], links: tuple[Link, ...]
+) -> World:
+    """Kafka before KAFKA-8500 (fixed in 2.3.0): a known ``group.instance.id`` joining without a member id
+    while the group rebalances was taken for the old member (``updateMemberAndRebalance`` under the old
+    member id). The new process joins the round under the old member id; nothing is fenced, and the old
+    process's held JoinGroup or SyncGroup is dropped unanswered (its callback was overwritten). The old
+    process, told to rejoin or timing out, rejoins under the same member id: two processes, one member id."""
+    old = entry[0]
+    joined = tuple(e for e in br.joined if e[1] != old)
+    br = replace(
+        br,
+        members=tuple(sorted((*(e for e in br.members if e[0] != old), (old, c)))),
+        joined=tuple(sorted((*joined, (c, old)), key=classic.entry_key)),
+        syncs=tuple(e for e in br.syncs if e[1] != old),
+    )
+    w = replace(w, links=links)
+    if br.role == PREPARE:
+        return classic.set_broker(w, b, replace(br, phase=3))
+    return _trigger(cfg, w, b, br, "member-rejoin")
 
 
 def _known(cfg: Config, br: Broker, mid: int | None) -> bool:
@@ -333,7 +368,9 @@ def _sync(
         # store the assignment (Kafka: the append fails), so it holds them until it unloads the group
         return classic.set_broker(w, b, br)
     # phase 4: the leader's assignment is stored and written to the log with the generation
-    stored = replace(br, ownership=msg.ownership, sizes=msg.sizes, phase=4)
+    # a replacing static leader answered without a member list assigns nothing (before KAFKA-9801)
+    ownership, sizes = msg.ownership or (None,) * cfg.slots, msg.sizes or w.sizes
+    stored = replace(br, ownership=ownership, sizes=sizes, phase=4)
     return classic.schedule_write(cfg, w, b, stored, plan)
 
 
