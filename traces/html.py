@@ -720,7 +720,8 @@ def to_html(doc: dict[str, Any], graph: nx.MultiDiGraph | None = None) -> str:
         '<button id="next" title="next step (→)">next ▶</button>',
         '<button id="last" title="last step (End)">last</button>',
         loop_note,
-        '<span class="hint">← → or click a row of the diagram; changed fields are highlighted</span>',
+        '<span class="hint">← → or click a row of the diagram; the actors a step changed come first, '
+        "their changed fields highlighted</span>",
         "</div>",
         "</header>",
         "<main>",
