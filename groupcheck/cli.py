@@ -552,8 +552,54 @@ def cmd_prove_assignors(args: argparse.Namespace) -> int:
     return EXIT_UNEXPECTED if bad else EXIT_OK
 
 
+def _sweep_progress(
+    name: str, total: int
+) -> tuple[Callable[[int, dict[str, int]], None], Callable[[], None]]:
+    """On a terminal, a progress bar (points done of total, verdict counts so far); elsewhere a plain
+    line on stderr when the counts change, at most every GROUPCHECK_PROGRESS_SECONDS (default 10 s)."""
+
+    def counts_text(counts: dict[str, int]) -> str:
+        return ", ".join(f"{n} {v}" for v, n in sorted(counts.items())) or "none yet"
+
+    if not sys.stderr.isatty():
+        try:
+            every = float(os.environ.get("GROUPCHECK_PROGRESS_SECONDS", "10"))
+        except ValueError:
+            every = 10.0
+        last = [time.monotonic(), ""]
+
+        def line(done: int, counts: dict[str, int]) -> None:
+            now = time.monotonic()
+            text = f"progress: {name}: {done} of {total} scenarios ({counts_text(counts)})"
+            if text == last[1] or (now - float(last[0]) < every and done < total):
+                return
+            last[:] = [now, text]
+            print(text, file=sys.stderr, flush=True)
+
+        return line, lambda: None
+    from rich.console import Console
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
+    bar = Progress(
+        TextColumn(f"{name}"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        TextColumn("{task.description}"),
+        TimeElapsedColumn(),
+        console=Console(stderr=True),
+        transient=True,
+    )
+    task = bar.add_task("starting Spark", total=total)
+    bar.start()
+
+    def update(done: int, counts: dict[str, int]) -> None:
+        bar.update(task, completed=done, description=counts_text(counts))
+
+    return update, bar.stop
+
+
 def cmd_sweep(args: argparse.Namespace) -> int:
-    from groupcheck.sweep import load_sweep, run_sweep, verdict_counts
+    from groupcheck.sweep import SPARK_LOG, load_sweep, run_sweep, spark_errors, verdict_counts
 
     sweep = load_sweep(args.sweep)
     out = Path(args.out)
@@ -561,10 +607,29 @@ def cmd_sweep(args: argparse.Namespace) -> int:
     need_spark("groupcheck sweep")
     points = sweep.points()
     print(f"sweep {sweep.name}: {len(points)} scenarios as Spark tasks on {args.master}")
-    rows = run_sweep(sweep, out, master=args.master)
+    sys.stdout.flush()
+    log = out / SPARK_LOG
+    progress, stop = _sweep_progress(sweep.name, len(points))
+    try:
+        rows = run_sweep(sweep, out, master=args.master, progress=progress, verbose=args.verbose)
+    except Exception as exc:
+        stop()
+        if _is_bad_input(exc) or args.verbose:
+            raise
+        for line in spark_errors(log):
+            print(line, file=sys.stderr)
+        first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+        print(f"groupcheck: sweep failed: {first} (Spark's whole log: {log})", file=sys.stderr)
+        return EXIT_UNEXPECTED
+    stop()
     print(verdict_counts(rows))
     print(f"results: {out}/results.parquet, {out}/results.csv, {out}/summary.md")
-    return EXIT_UNEXPECTED if any(r["verdict"] == "error" for r in rows) else EXIT_OK
+    errors = [r for r in rows if r["verdict"] == "error"]
+    if errors and not args.verbose:
+        for line in spark_errors(log):
+            print(line, file=sys.stderr)
+        print(f"{len(errors)} scenario(s) failed; Spark's whole log: {log}", file=sys.stderr)
+    return EXIT_UNEXPECTED if errors else EXIT_OK
 
 
 def cmd_conform(args: argparse.Namespace) -> int:
@@ -891,6 +956,11 @@ def build_parser() -> argparse.ArgumentParser:
     )
     p.add_argument(
         "--master", default=DEFAULT_MASTER, metavar="URL", help=f"Spark master (default {DEFAULT_MASTER})"
+    )
+    p.add_argument(
+        "--verbose",
+        action="store_true",
+        help="show Spark's own log lines (by default they go to DIR/spark.log; errors are shown)",
     )
     p.set_defaults(func=cmd_sweep)
     p = sub.add_parser("replay", help="re-run a trace.json through the model")

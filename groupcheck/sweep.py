@@ -17,9 +17,13 @@ import csv
 import itertools
 import json
 import math
+import os
+import re
+import sys
+import threading
 import time
 from collections import Counter
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -295,24 +299,122 @@ def run_point(table: dict[str, Any], point: dict[str, Any], out_dir: str | None)
     )
 
 
+SPARK_LOG = "spark.log"  # under the sweep's output folder: what Spark's JVM wrote (see run_sweep)
+# the lines of Spark's log shown when a sweep fails: log4j's ERROR and FATAL, exceptions, Python tracebacks
+_ERROR_LINE = re.compile(r"\b(ERROR|FATAL|SEVERE)\b|Exception\b|Error:|Traceback \(most recent call last\)")
+MAX_ERROR_LINES = 40
+
+Progress = Callable[[int, dict[str, int]], None]  # (points done, verdict -> points so far)
+
+
+class _VerdictCounts:
+    """A Spark accumulator's parameter: verdict -> how many points have it. Each task adds its row's
+    verdict as it finishes, and the driver reads the counts while the job runs (the progress line)."""
+
+    def zero(self, value: dict[str, int]) -> dict[str, int]:
+        return {}
+
+    def addInPlace(self, a: dict[str, int], b: dict[str, int]) -> dict[str, int]:  # Spark's name
+        for verdict, n in b.items():
+            a[verdict] = a.get(verdict, 0) + n
+        return a
+
+
+def _session_logging_to(log: Path, master: str, app: str) -> Any:
+    """A Spark session whose JVM writes its standard error to ``log`` instead of ours: Spark's own
+    log4j lines (its WARNs at start-up come before any log level can be set) and what its Python workers
+    print. Our standard error is ours again as soon as the JVM has started."""
+    from checker.spark import spark_session
+
+    sys.stderr.flush()
+    saved = os.dup(2)
+    fd = os.open(log, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o644)
+    try:
+        os.dup2(fd, 2)
+        return spark_session(master, app=app)
+    finally:
+        os.dup2(saved, 2)
+        os.close(saved)
+        os.close(fd)
+
+
+def spark_errors(log: Path) -> list[str]:
+    """The error lines of a Spark log written by :func:`run_sweep` (at most MAX_ERROR_LINES)."""
+    try:
+        text = log.read_text(encoding="utf-8", errors="replace")
+    except OSError:
+        return []
+    return [line for line in text.splitlines() if _ERROR_LINE.search(line)][:MAX_ERROR_LINES]
+
+
+def _watch(acc: Any, progress: Progress, every: float = 0.5) -> Callable[[], None]:
+    """Call ``progress`` from a thread whenever the accumulated counts change; returns its stop."""
+    done = threading.Event()
+
+    def loop() -> None:
+        last: dict[str, int] | None = None
+        while not done.wait(every):
+            counts = dict(acc.value)
+            if counts != last:
+                last = counts
+                progress(sum(counts.values()), counts)
+
+    thread = threading.Thread(target=loop, name="sweep-progress", daemon=True)
+    thread.start()
+
+    def stop() -> None:
+        done.set()
+        thread.join()
+
+    return stop
+
+
 def run_sweep(
-    sweep: Sweep, out: Path, *, spark: Any = None, master: str | None = None
+    sweep: Sweep,
+    out: Path,
+    *,
+    spark: Any = None,
+    master: str | None = None,
+    progress: Progress | None = None,
+    verbose: bool = False,
 ) -> list[dict[str, Any]]:
     """Run every grid point as a Spark task (one task per point) and write the results under ``out``:
     ``results.parquet``, ``results.csv``, ``summary.md`` and a trace bundle per violation. Rows come back
-    in grid order."""
-    from checker.spark import DEFAULT_MASTER, spark_session
+    in grid order. ``progress`` is called as points finish (points done, verdict counts so far).
+
+    A session started here writes Spark's own log (the JVM's standard error) to ``out/spark.log``
+    instead of ours, unless ``verbose``: :func:`spark_errors` picks its error lines when a sweep fails.
+    A session passed in (``spark``) logs where it always did."""
+    from checker.spark import DEFAULT_MASTER
 
     out.mkdir(parents=True, exist_ok=True)
     traces = str((out / "traces").resolve())
     jobs = [(sweep.table(i, p), p) for i, p in enumerate(sweep.points())]
-    spark = (
-        spark
-        if spark is not None
-        else spark_session(master or DEFAULT_MASTER, app=f"groupcheck-sweep-{sweep.name}")
-    )
+    if spark is None:
+        app = f"groupcheck-sweep-{sweep.name}"
+        if verbose:
+            from checker.spark import spark_session
+
+            spark = spark_session(master or DEFAULT_MASTER, app=app)
+            spark.sparkContext.setLogLevel("WARN")
+        else:
+            spark = _session_logging_to(out / SPARK_LOG, master or DEFAULT_MASTER, app)
+    acc = spark.sparkContext.accumulator({}, _VerdictCounts())
+
+    def task(ij: tuple[int, tuple[dict[str, Any], dict[str, Any]]]) -> tuple[int, dict[str, Any]]:
+        row = run_point(ij[1][0], ij[1][1], traces)
+        acc.add({row["verdict"]: 1})
+        return ij[0], row
+
     rdd = spark.sparkContext.parallelize(list(enumerate(jobs)), max(1, len(jobs)))
-    rows = sorted(rdd.map(lambda ij: (ij[0], run_point(ij[1][0], ij[1][1], traces))).collect())
+    stop = _watch(acc, progress) if progress is not None else None
+    try:
+        rows = sorted(rdd.map(task).collect())
+    finally:
+        if stop is not None:
+            stop()
+    if progress is not None:
+        progress(len(rows), dict(Counter(r["verdict"] for _, r in rows)))
     results = [r for _, r in rows]
     axes = [a for a, _ in sweep.axes]
     columns = ["scenario", *axes, *COLUMNS[1:]]
