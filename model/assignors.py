@@ -192,10 +192,17 @@ def _slot_topics(sizes: tuple[int, ...], offsets: tuple[int, ...]) -> dict[int, 
     return {offsets[t] + p: t for t, n in enumerate(sizes) for p in range(n)}
 
 
-def _claims(ordered: tuple[MemberSpec, ...], slot_topic: dict[int, int], dedupe: bool) -> dict[int, int]:
-    """Slot -> index (in ``ordered``) of the member whose claim on it stands."""
+def _claims(
+    ordered: tuple[MemberSpec, ...], slot_topic: dict[int, int], dedupe: bool, older: bool = True
+) -> dict[int, int]:
+    """Slot -> index (in ``ordered``) of the member whose claim on it stands. With ``dedupe`` but not
+    ``older`` (Kafka 3.0 to 3.4, before KAFKA-14639) only the members reporting the newest generation
+    any member reports have claims at all: a member that missed a rebalance loses every claim."""
+    newest_reported = max((m.generation for m in ordered if m.owned), default=-1)
     claimants: dict[int, list[tuple[int, int]]] = {}
     for i, m in enumerate(ordered):
+        if dedupe and not older and m.generation < newest_reported:
+            continue
         for s in m.owned:
             t = slot_topic.get(s)
             if t is not None and t in m.topics:  # the slot exists and the member still subscribes
@@ -266,13 +273,17 @@ def _negative_cycle(
 
 
 def _sticky(
-    ordered: tuple[MemberSpec, ...], sizes: tuple[int, ...], offsets: tuple[int, ...], dedupe: bool
+    ordered: tuple[MemberSpec, ...],
+    sizes: tuple[int, ...],
+    offsets: tuple[int, ...],
+    dedupe: bool,
+    older: bool = True,
 ) -> tuple[dict[int, int], dict[int, int]]:
     """(slot -> member index of the sticky target, slot -> member index of the standing claims)."""
     slot_topic = _slot_topics(sizes, offsets)
     subscribers = [tuple(i for i, m in enumerate(ordered) if t in m.topics) for t in range(len(sizes))]
     eligible = {s: subscribers[t] for s, t in slot_topic.items() if subscribers[t]}
-    prev = _claims(ordered, slot_topic, dedupe)
+    prev = _claims(ordered, slot_topic, dedupe, older)
     owner = dict(prev)
     counts = [0] * len(ordered)
     for i in owner.values():
@@ -298,6 +309,7 @@ def _assign_cached(
     sizes: tuple[int, ...],
     offsets: tuple[int, ...],
     dedupe: bool,
+    older: bool = True,
 ) -> Result:
     if not ordered:
         return ()
@@ -311,7 +323,7 @@ def _assign_cached(
             )
             for i, m in enumerate(ordered)
         )
-    owner, prev = _sticky(ordered, sizes, offsets, dedupe)
+    owner, prev = _sticky(ordered, sizes, offsets, dedupe, older)
     if name == "cooperative-sticky":  # a slot that changes hands is only revoked in this round
         owner = {s: i for s, i in owner.items() if prev.get(s, i) == i}
     slots: list[list[int]] = [[] for _ in ordered]
@@ -327,19 +339,26 @@ def assign(
     offsets: Sequence[int],
     *,
     dedupe_claims: bool = True,
+    older_claims: bool = True,
 ) -> dict[int, tuple[int, ...]]:
     """Member id -> its sorted slots; every member appears (possibly with ``()``). Deterministic.
 
     ``dedupe_claims`` (the ``dedupe_ownership_claims`` switch) matters to the sticky assignors only: see
-    :func:`valid_claims`. Raises ``ValueError`` for an unknown assignor or inconsistent input."""
+    :func:`valid_claims`; so does ``older_claims`` (the ``keep_claims_of_older_generations`` switch).
+    Raises ``ValueError`` for an unknown assignor or inconsistent input."""
     if name not in ASSIGNOR_NAMES:
         raise ValueError(f"unknown assignor {name!r}; known: {', '.join(ASSIGNOR_NAMES)}")
     ordered, sizes_t, offsets_t = _normalise(members, sizes, offsets)
-    return dict(_assign_cached(name, ordered, sizes_t, offsets_t, dedupe_claims))
+    return dict(_assign_cached(name, ordered, sizes_t, offsets_t, dedupe_claims, older_claims))
 
 
 def valid_claims(
-    members: Sequence[MemberSpec], sizes: Sequence[int], offsets: Sequence[int], *, dedupe_claims: bool = True
+    members: Sequence[MemberSpec],
+    sizes: Sequence[int],
+    offsets: Sequence[int],
+    *,
+    dedupe_claims: bool = True,
+    older_claims: bool = True,
 ) -> dict[int, int]:
     """Slot -> member id of the previous ownership the sticky assignors honour.
 
@@ -347,9 +366,13 @@ def valid_claims(
     validly claim one slot: with ``dedupe_claims`` the claim from the newest generation stands, and none
     does when the newest generation is claimed twice (Kafka >= 3.5, AbstractStickyAssignor); without it
     the first claimant in member-id order stands, generations unchecked (the broken behaviour the
-    ``dedupe_ownership_claims`` switch exists to prevent: a stale member keeps its slot)."""
+    ``dedupe_ownership_claims`` switch exists to prevent: a stale member keeps its slot). With
+    ``dedupe_claims`` and without ``older_claims`` (the ``keep_claims_of_older_generations`` switch off:
+    Kafka 3.0 to 3.4, before KAFKA-14639) only members reporting the newest generation reported have
+    claims: a member that missed a rebalance keeps its partitions but loses its claim on them, so the
+    cooperative assignor hands them to others in the same round instead of withholding them."""
     ordered, sizes_t, offsets_t = _normalise(members, sizes, offsets)
-    claims = _claims(ordered, _slot_topics(sizes_t, offsets_t), dedupe_claims)
+    claims = _claims(ordered, _slot_topics(sizes_t, offsets_t), dedupe_claims, older_claims)
     return {s: ordered[i].member_id for s, i in sorted(claims.items())}
 
 
@@ -360,10 +383,11 @@ def moving_slots(
     offsets: Sequence[int],
     *,
     dedupe_claims: bool = True,
+    older_claims: bool = True,
 ) -> tuple[int, ...]:
     """The slots ``target`` (member id -> slots) gives to someone other than their current valid owner:
     the ones cooperative-sticky withholds until that owner has revoked them."""
-    claims = valid_claims(members, sizes, offsets, dedupe_claims=dedupe_claims)
+    claims = valid_claims(members, sizes, offsets, dedupe_claims=dedupe_claims, older_claims=older_claims)
     holder = {s: m for m, slots in target.items() for s in slots}
     return tuple(s for s, m in claims.items() if holder.get(s) != m)
 

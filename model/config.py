@@ -35,6 +35,8 @@ class Switches:
     # static membership: in which group states a known instance's new process replaces the old one
     static_replace_in_any_state: bool = True  # not only in Stable: a new member id in any state (KAFKA-8500)
     static_replace_rebalances_when_completing: bool = True  # in CompletingRebalance: rebalance (KAFKA-9801)
+    # sticky assignors: a claim from an older generation stands if no newer one contests it (KAFKA-14639)
+    keep_claims_of_older_generations: bool = True
 
 
 SWITCH_NAMES: tuple[str, ...] = tuple(f.name for f in fields(Switches))

@@ -167,7 +167,8 @@ def _leader_assignment(cfg: Config, cons: Consumer, sizes: tuple[int, ...]) -> d
         name = "sticky"
     else:
         name = "cooperative-sticky" if cfg.switches.revoke_before_assign else "sticky"
-    return assign(name, specs, sizes, cfg.topic_offsets)
+    older = cfg.switches.keep_claims_of_older_generations
+    return assign(name, specs, sizes, cfg.topic_offsets, older_claims=older)
 
 
 def heartbeat(cfg: Config, w: World, c: int) -> World | None:
