@@ -566,6 +566,9 @@ def test_three_consumers_and_two_brokers_fit_at_1400x900(
         marked = page.eval_on_selector_all("#state table.touched", "ts => ts.map(t => t.dataset.actor)")
         assert marked == touched
     assert shown[0] == "B1" != doc["lifelines"][0]  # the step is about B1: C1 no longer comes first
+    for sel in ("header .story", "#diagram text.boxtext", "#lifelines text"):  # CJK fonts in the fallback
+        family = page.eval_on_selector(sel, "e => getComputedStyle(e).fontFamily")
+        assert "Noto Sans CJK SC" in family and family.endswith("sans-serif"), (sel, family)
     page.keyboard.press("End")
     ARTIFACTS.mkdir(exist_ok=True)
     page.screenshot(path=str(ARTIFACTS / "trace-viewer-three-consumers.png"))
