@@ -770,8 +770,9 @@ def _simulation_lines(o: object, args: argparse.Namespace) -> list[str]:
             topics = ", ".join(f"{name}={n}" for name, n in cfg.topics)
             budget = cfg.budget
             faults = ", ".join(f"{k}={n}" for k in budget.__dataclass_fields__ if (n := getattr(budget, k)))
+            plural = "s" if cfg.consumers != 1 else ""
             lines.append(
-                f"    shrunk from {v.steps} to {len(o.shrunk)} steps: {cfg.consumers} consumers, "
+                f"    shrunk from {v.steps} to {len(o.shrunk)} steps: {cfg.consumers} consumer{plural}, "
                 f"topics {topics}, faults {faults or 'none'} (in {o.shrink_seconds:.1f} s; Hypothesis ran "
                 f"{o.shrunk.examples:,} walks)"
             )
@@ -860,7 +861,12 @@ def build_parser() -> argparse.ArgumentParser:
     parser = _Parser(prog="groupcheck", description=__doc__.splitlines()[0] if __doc__ else None)
     sub = parser.add_subparsers(dest="command", required=True, parser_class=_Parser)
     p = sub.add_parser("check", help="check scenario files or folders of them")
-    p.add_argument("paths", nargs="*", metavar="PATH")
+    p.add_argument(
+        "paths",
+        nargs="*",
+        metavar="PATH",
+        help="scenario files or folders (searched recursively); a scenario without [expect] is a question",
+    )
     p.add_argument(
         "--out", metavar="DIR", help="write a counterexample bundle per violation under DIR/<name>/"
     )
