@@ -223,11 +223,19 @@ def _box(
 
 
 def _over(
-    lay: Layout, x1: float, x2: float, cx: float, top: float, text: str, cls: str, line: str
+    lay: Layout,
+    x1: float,
+    x2: float,
+    cx: float,
+    top: float,
+    text: str,
+    cls: str,
+    line: str,
+    bold: bool = False,
 ) -> tuple[float, list[str]]:
-    """A line from ``x1`` to ``x2`` (``line``: the rest of its element) under ``text``, centred on ``cx``
-    (wrapped if wider than the row): the row's height and its SVG."""
-    lines, x, _ = lay.place(cx, text)
+    """A line from ``x1`` to ``x2`` (``line``: the rest of its element) under ``text`` (``bold``: as its
+    class draws it), centred on ``cx`` (wrapped if wider than the row): the row's height and its SVG."""
+    lines, x, _ = lay.place(cx, text, bold=bold)
     h = ROW + LINE * (len(lines) - 1)
     y = top + h - 11
     return h, [
@@ -257,6 +265,7 @@ def _step_row(d: dict[str, Any], top: float, lay: Layout, columns: list[str]) ->
                 text,
                 "healed" if heal else "fault",
                 f'class="{"heal" if heal else "cut"}"',
+                bold=True,  # .fault and .healed are bold
             )
         if len(named) == 1 or actor in xs:
             return _box(lay, xs[named[0] if named else actor], top, "⚡ " + label, "faultbox")
