@@ -1,7 +1,9 @@
 """groupcheck — check scenario catalogues, replay and narrate counterexample traces, prove the assignors.
 
-Exit codes: 0 every verdict as expected (replay: the property is violated again), 1 an unexpected
-verdict (replay: it is not), 2 bad input (a malformed scenario or trace file, a bad argument).
+Exit codes: 0 every verdict as expected (replay: the property is violated again; a scenario without
+[expect] is a question, answered whatever the verdict), 1 an unexpected verdict (replay: it is not; pin:
+an answer that could not be pinned), 2 bad input (a malformed scenario or trace file, a bad argument;
+with several scenario files, after the good ones were dealt with).
 
 Building the parser (and so ``groupcheck --help``) imports neither the engine nor the model: z3, numpy,
 scipy, networkx, PySpark and Hypothesis are imported by the commands that use them.
@@ -858,7 +860,12 @@ class _Parser(argparse.ArgumentParser):
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = _Parser(prog="groupcheck", description=__doc__.splitlines()[0] if __doc__ else None)
+    doc = (__doc__ or "").split("\n\n")
+    parser = _Parser(
+        prog="groupcheck",
+        description=doc[0].strip() if doc else None,
+        epilog=" ".join(doc[1].split()) if len(doc) > 1 else None,  # the exit codes
+    )
     sub = parser.add_subparsers(dest="command", required=True, parser_class=_Parser)
     p = sub.add_parser("check", help="check scenario files or folders of them")
     p.add_argument(
