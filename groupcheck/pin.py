@@ -117,13 +117,21 @@ def write_text_atomically(path: Path, text: str) -> None:
 
 
 def pin_file(path: str | Path, verdict: str, prop: str | None) -> None:
-    """Write ``verdict`` (and ``prop``) into the scenario file ``path``'s ``[expect]``."""
+    """Write ``verdict`` (and ``prop``) into the scenario file ``path``'s ``[expect]``; the new text must
+    still be a valid scenario, or nothing is written."""
     p = Path(path)
     try:
         text = p.read_bytes().decode("utf-8")
     except (OSError, UnicodeDecodeError) as exc:
         raise PinError(f"{p}: cannot read: {exc}") from None
-    write_text_atomically(p, with_expect(text, verdict, prop, str(p)))
+    new = with_expect(text, verdict, prop, str(p))
+    from model.scenario import ScenarioError, scenario_from_data
+
+    try:  # the pinned file must still be a valid scenario (say, a property it checks)
+        scenario_from_data(tomllib.loads(new), str(p))
+    except ScenarioError as exc:
+        raise PinError(f"not written: {exc}") from None
+    write_text_atomically(p, new)
 
 
 def read_summary(path: str | Path) -> list[dict[str, Any]]:

@@ -214,3 +214,12 @@ def test_testing_helper_fails_a_question_with_its_answer(tmp_path: Path) -> None
         AssertionError, match=r"no \[expect\] \(a question\); the answer is holds.*groupcheck pin"
     ):
         check_as_expected(q)
+
+
+def test_pin_refuses_an_answer_the_scenario_would_not_accept(tmp_path: Path) -> None:
+    from groupcheck.pin import pin_file
+
+    q = _write(tmp_path, "q.toml", HOLDS)
+    with pytest.raises(PinError, match=r"expect\.property"):
+        pin_file(q, "violated", "no-such-property")
+    assert q.read_text() == HOLDS
