@@ -37,6 +37,9 @@ class Switches:
     static_replace_rebalances_when_completing: bool = True  # in CompletingRebalance: rebalance (KAFKA-9801)
     # sticky assignors: a claim from an older generation stands if no newer one contests it (KAFKA-14639)
     keep_claims_of_older_generations: bool = True
+    # cooperative: a member whose JoinGroup/SyncGroup is answered UNKNOWN_MEMBER_ID or ILLEGAL_GENERATION
+    # drops its partitions before rejoining (onJoinPrepare before every rejoin: KAFKA-12983)
+    lose_partitions_on_rejoin_error: bool = True
 
 
 SWITCH_NAMES: tuple[str, ...] = tuple(f.name for f in fields(Switches))

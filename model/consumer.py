@@ -209,16 +209,21 @@ def _stop(cfg: Config, cons: Consumer) -> Consumer:
     return replace(cons, status=STOPPED, fetching=cons.fetching and keep, to_assign=(), claims=())
 
 
-def _lose(cfg: Config, cons: Consumer) -> Consumer:
+def _lose(cfg: Config, cons: Consumer, rejoining: bool = False) -> Consumer:
     """Cooperative: ILLEGAL_GENERATION or UNKNOWN_MEMBER_ID means its partitions are lost (KIP-429's
-    onPartitionsLost): it drops them all before it rejoins."""
+    onPartitionsLost): it drops them all before it rejoins. ``rejoining``: the error answered its
+    JoinGroup or SyncGroup, in the middle of a rebalance; before KAFKA-12983 (fixed in 2.7.2, 2.8.1 and
+    3.0.0) onJoinPrepare, which calls onPartitionsLost, ran once per rebalance, not before every rejoin,
+    so with ``lose_partitions_on_rejoin_error`` off the member keeps (and fetches, and claims) them."""
     if cfg.protocol != "cooperative":
+        return cons
+    if rejoining and not cfg.switches.lose_partitions_on_rejoin_error:
         return cons
     return replace(cons, assignment=(), positions=(), fetching=False, dirty=False, owned_gen=0, revoking=())
 
 
-def _forget(cfg: Config, cons: Consumer) -> Consumer:
-    return replace(_lose(cfg, _stop(cfg, cons)), member_id=None, generation=0, dirty=False)
+def _forget(cfg: Config, cons: Consumer, rejoining: bool = False) -> Consumer:
+    return replace(_lose(cfg, _stop(cfg, cons), rejoining), member_id=None, generation=0, dirty=False)
 
 
 def _rediscover(cons: Consumer) -> Consumer:
@@ -260,7 +265,7 @@ def receive(cfg: Config, w: World, c: int, b: int) -> World | None:
     elif err in (STARTUP_NOT_COMPLETE, ILLEGAL_PROTOCOL_STATE):
         pass  # the coordinator is still loading: retry later
     elif err == UNKNOWN_CONSUMER:
-        cons = _forget(cfg, cons)
+        cons = _forget(cfg, cons, rejoining=msg.kind in ("JoinGroupResponse", "SyncGroupResponse"))
     elif err == FENCED_INSTANCE_ID:
         # KIP-345: fatal (FencedInstanceIdException): the process stops and closes its connections
         return shut_down(cfg, replace(w, links=links), c, FENCED)
@@ -305,7 +310,7 @@ def receive(cfg: Config, w: World, c: int, b: int) -> World | None:
             if cfg.sticky_user_data:  # StickyAssignor.onAssignment remembers it for the next JoinGroup
                 cons = replace(cons, remembered=cons.assignment, owned_gen=msg.generation)
         elif err == ILLEGAL_GENERATION:
-            cons = _lose(cfg, _stop(cfg, cons))
+            cons = _lose(cfg, _stop(cfg, cons), rejoining=True)
         else:
             cons = _stop(cfg, cons)  # REBALANCE_IN_PROGRESS: rejoin
     elif msg.kind == "JoinGroupResponse" and err == OK:
