@@ -1029,60 +1029,6 @@ def _granularity(case: Case) -> bool:
 
 
 @rule(
-    "claims-not-loaded",
-    MODEL_FIX,
-    """A follower rejoins a Stable group, after a failover, with the same ownership claims it last
-    reported. Kafka's new coordinator loaded each member's subscription (its protocol metadata, owned
-    partitions included) with the group record, finds the metadata unchanged (ClassicGroupMember.matches)
-    and answers at once with the current generation; the model's new coordinator starts with no claims
-    (Broker.claims is not in the log), counts the metadata as changed and rebalances. Fix: write the
-    members' claims with the group record (Log) and load them back in load_group.""",
-)
-def _claims_not_loaded(case: Case) -> bool:
-    pw, pa = case.prev_w, case.prev_act
-    if case.rep.cfg.protocol != "cooperative" or pw is None or pa is None or pa.name != "HandleJoinGroup":
-        return False
-    b, c = _base(pa)[2]
-    br = pw.brokers[b]
-    known = any(m == c for _, m in br.members) or any(cc == c for _, cc in br.members)
-    return (
-        br.role == STEADY
-        and br.trigger is None
-        and known
-        and not any(x[0] == c for x in br.claims)
-        and case.where == "state.group"
-        and case.kafka == "Stable"
-    )
-
-
-@rule(
-    "static-held-join-not-fencing",
-    MODEL_FIX,
-    """A second process of a static instance joins a rebalance while the instance has no member (its old
-    member id expired or left). Kafka adds the static member with its new id at once, so a request of the
-    old process (its old member id, the same group.instance.id) is answered FENCED_INSTANCE_ID; the model
-    holds the JoinGroup without a member id until CompleteJoin, finds no member for the instance and answers
-    UNKNOWN_MEMBER_ID (the old process then rejoins instead of stopping). Fix: in eager.handle, treat an
-    instance whose JoinGroup is held without a member id as that instance's member: a request from another
-    process of the instance carrying a member id is answered FENCED_INSTANCE_ID.""",
-)
-def _static_held_join(case: Case) -> bool:
-    if (
-        case.rep.cfg.protocol != "static"
-        or case.kafka != "FENCED_INSTANCE_ID"
-        or not case.where.endswith(".error")
-    ):
-        return False
-    name, _, args = _base(case.act)
-    if not name.startswith("Handle"):
-        return False
-    b, c = args
-    cfg = case.rep.cfg
-    br = case.w.brokers[b]
-    return any(m is None and cc != c and cfg.instance_of(cc) == cfg.instance_of(c) for cc, m in br.joined)
-
-
-@rule(
     "sync-while-loading",
     SIMPLIFICATION,
     """A SyncGroup reaches a coordinator that is still loading the group. The model answers
@@ -1115,30 +1061,6 @@ def _sync_while_loading(case: Case) -> bool:
 )
 def _connection_close(case: Case) -> bool:
     return bool(case.rep.held_dropped)
-
-
-@rule(
-    "leader-choice",
-    MODEL_FIX,
-    """The group leader leaves or expires while other members remain. Kafka makes an arbitrary remaining
-    member the leader at once (ClassicGroup.remove: the first in its HashMap of random member ids) and keeps
-    it when it rejoins; the model keeps the departed leader's id until CompleteJoin and then takes the
-    member with the lowest id. Member ids have random ranks in the model too, but the order of the
-    remaining members was fixed when their ids were handed out, so the model cannot make the other one the
-    leader. Fix: when the leader leaves or expires, let the coordinator choose the new leader among the
-    remaining members (a choice of the step, model.choice), none when nobody remains (then the first member
-    to join leads), and keep it at CompleteJoin if it rejoined.""",
-)
-def _leader_choice(case: Case) -> bool:
-    if not (case.where.endswith(".leader") or case.where.endswith(".members")):
-        return False
-    if case.where.endswith(".members") and not case.where.startswith("JoinGroupResponse"):
-        return False
-    b = _coordinator(case.w)
-    if b is None:
-        return False
-    br = case.w.brokers[b]
-    return br.leader_member is not None and br.leader_member not in {m for m, _ in br.members}
 
 
 # ----------------------------------------------------------------------------------------------- walking
@@ -1228,10 +1150,13 @@ def replay_walk(
     actions: Sequence[Act] | None = None,
     max_steps: int = DEFAULT_MAX_STEPS,
     source: str = "walk",
+    then_walk: bool = False,
 ) -> WalkResult:
     """Replay one walk against Kafka: the given ``actions`` (a counterexample, each outcome as recorded),
     or a random walk of at most ``max_steps`` steps drawn with ``rng`` in which every step Kafka takes
     inside a request is taken at once and Kafka resolves the model's choices (:meth:`Replayer.step`).
+    With ``then_walk`` (a steered walk) the ``actions`` are a prefix: when they run out, or one is not
+    enabled (Kafka resolved an earlier choice otherwise), the walk goes on at random up to ``max_steps``.
     Comparison stops at the first difference."""
     model = GroupModel(sc.config)
     (w,) = model.init_states()
@@ -1242,21 +1167,24 @@ def replay_walk(
     i = 0
     todo = list(actions) if actions is not None else None
     while True:
-        options: list[tuple[Act, World]] | None
+        options: list[tuple[Act, World]] | None = None
         if todo is not None:
-            if not todo:
+            if not todo and not then_walk:
                 break
-            a = todo.pop(0)
-            raw = model._step(w, a)
-            if raw is not None:
-                options = [(a, raw)]
-            else:  # an action given without its choices: every outcome, Kafka resolves the choice
-                base = _base(a)
-                options = _outcomes(model, w, (x for x in model.actions(w) if _base(x) == base))
-                options = options[0] if options else []
-                if not options:
-                    raise ValueError(f"{source}: step {i + 1}: {a} is not enabled")
-        else:
+            if todo:
+                a = todo.pop(0)
+                raw = model._step(w, a)
+                if raw is not None:
+                    options = [(a, raw)]
+                else:  # an action given without its choices: every outcome, Kafka resolves the choice
+                    base = _base(a)
+                    options = _outcomes(model, w, (x for x in model.actions(w) if _base(x) == base))
+                    options = options[0] if options else []
+                    if not options and not then_walk:
+                        raise ValueError(f"{source}: step {i + 1}: {a} is not enabled")
+            if not options:  # a steered walk's prefix has run out (or left the model's path): walk on
+                todo = None
+        if todo is None:
             if i >= max_steps:
                 break
             assert rng is not None
@@ -1426,6 +1354,12 @@ class ProtocolReport:
     unexplained: list[tuple[WalkResult, Path | None]] = field(default_factory=list)
     known_bundles: dict[str, Path] = field(default_factory=dict)
     coverage: Counter[str] = field(default_factory=Counter)
+    # steered walks (STEER_TARGETS): how many went to each target, how many of them had the target
+    # response compared with Kafka's, the scenario steered in, and the targets no scenario's search reached
+    steered: Counter[str] = field(default_factory=Counter)
+    steered_reached: Counter[str] = field(default_factory=Counter)
+    steered_in: dict[str, str] = field(default_factory=dict)
+    unreached: list[str] = field(default_factory=list)
 
     def add(self, r: WalkResult) -> None:
         self.coverage.update(r.coverage)
@@ -1457,9 +1391,14 @@ def run(
     counterexamples: Callable[[Scenario], Sequence[Act] | None] | None = None,
     progress: Callable[[str], None] | None = None,
     harness: Harness | None = None,
+    steer: Callable[[Scenario, Sequence[str]], dict[str, Sequence[Act]]] | None = None,
+    steered_walks: int = 1,
 ) -> Report:
     """Replay ``walks`` random walks per protocol (shared out over that protocol's scenarios, in turn)
-    and, when ``counterexamples`` gives one, each scenario's counterexample; bundles go under ``out``."""
+    and, when ``counterexamples`` gives one, each scenario's counterexample; bundles go under ``out``.
+    With ``steer`` (:func:`steering_search`), also ``steered_walks`` walks per protocol to each of
+    :data:`STEER_TARGETS`: along the path ``steer`` finds in the first of the protocol's scenarios that
+    has one, then at random (a random stream of their own: the random walks of a seed stay the same)."""
     started = time.perf_counter()
     skipped: list[tuple[str, str]] = []
     by_protocol: dict[str, list[Scenario]] = {}
@@ -1480,16 +1419,37 @@ def run(
             rep = reports[protocol] = ProtocolReport(protocol, [s.name for s in scs])
             t0 = time.perf_counter()
             rng = random.Random(f"{seed}:{protocol}")
-            jobs: list[tuple[Scenario, str, Sequence[Act] | None]] = []
+            steer_rng = random.Random(f"{seed}:{protocol}:steer")
+            # (scenario, source, a path to replay, the steering target it leads to)
+            jobs: list[tuple[Scenario, str, Sequence[Act] | None, str | None]] = []
             if counterexamples is not None:
                 for sc in scs:
                     path = counterexamples(sc)
                     if path is not None:
-                        jobs.append((sc, "counterexample of the exhaustive search", path))
+                        jobs.append((sc, "counterexample of the exhaustive search", path, None))
+            todo = list(STEER_TARGETS) if steer is not None else []
+            for sc in scs:
+                if not todo:
+                    break
+                assert steer is not None
+                for target, path in steer(sc, todo).items():
+                    todo.remove(target)
+                    rep.steered_in[target] = sc.name
+                    for n in range(steered_walks):
+                        jobs.append((sc, f"walk {n + 1} steered to {target} (seed {seed})", path, target))
+            rep.unreached.extend(todo)
             for n in range(walks):
-                jobs.append((scs[n % len(scs)], f"walk {n + 1} (seed {seed})", None))
-            for done, (sc, source, path) in enumerate(jobs, start=1):
-                if path is not None:
+                jobs.append((scs[n % len(scs)], f"walk {n + 1} (seed {seed})", None, None))
+            for done, (sc, source, path, target) in enumerate(jobs, start=1):
+                if path is not None and target is not None:
+                    walk_rng = random.Random(steer_rng.getrandbits(64))
+                    r = replay_walk(
+                        sc, h, rng=walk_rng, actions=path, max_steps=max_steps, source=source, then_walk=True
+                    )
+                    rep.steered[target] += 1
+                    if r.coverage[f"response {target}"]:
+                        rep.steered_reached[target] += 1
+                elif path is not None:
                     r = replay_walk(sc, h, actions=path, source=source)
                     rep.counterexamples += 1
                 else:
@@ -1542,6 +1502,62 @@ def counterexample_search(
     return search
 
 
+def _sent(kind: str, error: str) -> Callable[[World], bool]:
+    """A predicate: a ``kind`` response with ``error`` is on its way to a consumer."""
+    return lambda w: any(m.kind == kind and m.error == error for ln in w.links for m in ln.to_consumer)
+
+
+# responses that uniform random walks hardly ever reach, by API and Kafka's error name (the coverage key
+# of a compared response): ILLEGAL_GENERATION came in none of 9,000 walks — it needs a failover that loses
+# a generation bump, the same broker re-elected, and a member that then syncs, heartbeats or commits with
+# the lost generation before it notices. A steered walk follows the search's shortest path to a world in
+# which the model's coordinator has sent one, then walks on at random.
+STEER_TARGETS: dict[str, Callable[[World], bool]] = {
+    f"{api} ILLEGAL_GENERATION": _sent(f"{api}Response", ILLEGAL_GENERATION)
+    for api in ("SyncGroup", "Heartbeat", "OffsetCommit")
+}
+STEER_MAX_STATES = 20_000
+
+
+class _Steered(GroupModel):
+    """The model with the negation of each wanted target as its only properties."""
+
+    wanted: tuple[Any, ...] = ()
+
+    def properties(self):  # type: ignore[no-untyped-def]
+        return self.wanted
+
+
+def steering_search(
+    max_states: int = STEER_MAX_STATES, progress: Callable[[str], None] | None = None
+) -> Callable[[Scenario, Sequence[str]], dict[str, Sequence[Act]]]:
+    """What steers walks to the targets of :data:`STEER_TARGETS`: breadth-first searches of a scenario
+    (within its bounds, at most ``max_states`` states each) for the shortest path to a world in which the
+    model's coordinator has sent each target response; the targets it finds no path to are left out."""
+    from checker import always, bfs
+
+    def never(target: str) -> Any:
+        reached = STEER_TARGETS[target]
+        return always(target, lambda w: not reached(w))
+
+    def search(sc: Scenario, targets: Sequence[str]) -> dict[str, Sequence[Act]]:
+        found: dict[str, Sequence[Act]] = {}
+        todo = list(targets)
+        while todo:
+            model = _Steered(sc.config)
+            model.wanted = tuple(never(t) for t in todo)
+            if progress:
+                progress(f"searching {sc.name} for a path to {', '.join(todo)}")
+            cex = bfs(model, max_states=max_states, check_deadlock=False).counterexample
+            if cex is None or cex.property not in todo:
+                break
+            found[cex.property] = [step.action for step in cex.steps]
+            todo.remove(cex.property)
+        return found
+
+    return search
+
+
 def _slug(text: str) -> str:
     return re.sub(r"[^A-Za-z0-9._-]+", "-", text).strip("-")[:80]
 
@@ -1568,6 +1584,13 @@ def summary_lines(report: Report) -> list[str]:
             f"{p.by_runtime:>7} {p.seconds:>8.1f}  {len(p.unexplained)} unexplained, {simpl} documented "
             f"simplification, {fixes} awaiting a model fix"
         )
+        for target, n in sorted(p.steered.items()):
+            lines.append(
+                f"{'':<4}steered to {target}: {n} walk(s) in {p.steered_in[target]}, "
+                f"{p.steered_reached[target]} compared it with Kafka's"
+            )
+        for target in p.unreached:
+            lines.append(f"{'':<4}steered to {target}: no path within the search's limit in any scenario")
         for kind, n in sorted(p.known.items()):
             where = p.known_bundles.get(kind)
             tag = "awaiting a model fix" if KNOWN[kind].category == MODEL_FIX else "documented simplification"

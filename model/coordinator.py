@@ -331,15 +331,25 @@ def schedule_write(cfg: Config, w: World, b: int, br: Broker, plan: Plan) -> Wor
     return _finish_if_done(cfg, set_broker(w, b, br), b)
 
 
+def member_claims(br: Broker) -> tuple[tuple[int, tuple[int, ...], int], ...]:
+    """The claims (cooperative ownership, eager sticky user data) of broker ``br``'s members: what Kafka's
+    group record stores as each member's subscription metadata."""
+    if not br.claims:
+        return ()
+    consumers = {c for _, c in br.members}
+    return tuple(x for x in br.claims if x[0] in consumers)
+
+
 def write_record(w: World, b: int, br: Broker, record: str) -> World:
     """Append ``record`` (built from broker ``br``'s state) to the log. Only the leader of the offsets
     partition can append: a broker that lost leadership but still acts as coordinator (the
-    ``unload_on_leadership_loss`` switch off) writes nothing."""
+    ``unload_on_leadership_loss`` switch off) writes nothing. The membership goes with the members'
+    claims (Kafka's group record holds each member's subscription)."""
     if w.leader != b:
         return w
     log = w.log
     if record == REC_MEMBERS:
-        log = replace(log, members=br.members)
+        log = replace(log, members=br.members, claims=member_claims(br))
     elif record == REC_GENERATION:
         log = replace(
             log,
@@ -356,6 +366,7 @@ def write_record(w: World, b: int, br: Broker, record: str) -> World:
             ownership=br.ownership,
             sizes=br.sizes,
             leader_member=br.leader_member,
+            claims=member_claims(br),
         )
     else:
         log = replace(log, offsets=br.offsets)
@@ -493,6 +504,7 @@ def load_group(cfg: Config, w: World, b: int) -> World | None:
         offsets=log.offsets,
         sizes=log.sizes,
         leader_member=log.leader_member,
+        claims=log.claims,  # Kafka loads each member's subscription with the group
     )
     if log.members and log.sizes != w.sizes:
         br = _learn(br, "partitions-changed")  # failover in phase 1: re-detect the need from the log

@@ -107,8 +107,13 @@ def handle(cfg: Config, w: World, b: int, c: int, plan: Plan | None = None) -> W
         return classic.reply(cfg, w, b, br, c, links, Msg(kind + "Response", error=err))
     if cfg.protocol == "static":
         entry = _static_member(cfg, br, c)
-        if entry is not None and msg.member_id is not None and entry[0] != msg.member_id:
-            # KIP-345: the instance id belongs to another member id now (checked before anything else)
+        i = cfg.instance_of(c)
+        # Kafka adds a static member at its first JoinGroup (the model gives it its id at CompleteJoin):
+        # another process's held JoinGroup without an id already owns the instance
+        held = entry is None and any(m is None and x != c and cfg.instance_of(x) == i for x, m in br.joined)
+        if msg.member_id is not None and (held or (entry is not None and entry[0] != msg.member_id)):
+            # KIP-345 (ClassicGroup.validateMember): the instance id belongs to another member id now
+            # (checked before anything else)
             if kind == "LeaveGroup":
                 return replace(w, links=links)
             return classic.reply(cfg, w, b, br, c, links, Msg(kind + "Response", error=FENCED_INSTANCE_ID))
@@ -117,7 +122,6 @@ def handle(cfg: Config, w: World, b: int, c: int, plan: Plan | None = None) -> W
         if kind == "JoinGroup" and msg.member_id is None:
             # a new instance id is the group's from its first JoinGroup (Kafka gives the member id at
             # once): a second process joining with it replaces the first, whose held join is fenced
-            i = cfg.instance_of(c)
             rivals = tuple(e for e in br.joined if e[0] != c and cfg.instance_of(e[0]) == i)
             links = _fence_held(cfg, links, b, rivals, "JoinGroupResponse")
             br = replace(br, joined=tuple(e for e in br.joined if e not in rivals))
@@ -403,10 +407,19 @@ def complete_join(cfg: Config, w: World, b: int, plan: Plan | None = None) -> Wo
     joined_ids = {m for _, m in br.joined if m is not None}
     if any(m not in joined_ids for m in classic.member_ids(br)):
         return None
-    w, joined = classic.give_member_ids(w, br.joined, plan or Plan(w))
+    plan = plan or Plan(w)
+    w, joined = classic.give_member_ids(w, br.joined, plan)
     members = [(mid, c) for c, mid in joined]
     ids = sorted(m for m, _ in members)
     leader = br.leader_member if br.leader_member in ids else (ids[0] if ids else None)
+    if br.leader_member is not None and leader != br.leader_member:
+        # the leader left or expired: Kafka made the first remaining member of its map of random ids the
+        # leader at once (ClassicGroup.remove), any of them. Those are the members with an id, or a new
+        # member that joined before (any new one can be the lowest new id): the step chooses
+        new = [m for m in ids if m not in joined_ids]
+        candidates = sorted(joined_ids) + new[:1]
+        if len(candidates) > 1:
+            leader = sorted(candidates)[plan.choose(len(candidates), default=0)]
     br = replace(
         br,
         generation=br.generation + 1,

@@ -147,6 +147,9 @@ class Log:
     offsets: tuple[int, ...]
     sizes: tuple[int, ...]
     leader_member: int | None = None  # eager: the group leader (Kafka stores it with the group)
+    # cooperative (and eager sticky): (consumer, owned slots, generation) each member last reported in its
+    # JoinGroup — Kafka stores every member's subscription metadata with the group record
+    claims: tuple[tuple[int, tuple[int, ...], int], ...] = ()
 
 
 @fast_repr

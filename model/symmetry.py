@@ -191,7 +191,13 @@ def permute_broker(b: Broker, new_of: tuple[int, ...]) -> Broker:
 
 
 def permute_log(log: Log, new_of: tuple[int, ...]) -> Log:
-    return replace(log, members=_members(log.members, new_of)) if log.members else log
+    if not log.members and not log.claims:
+        return log
+    return replace(
+        log,
+        members=_members(log.members, new_of),
+        claims=tuple(sorted((new_of[c], o, g) for c, o, g in log.claims)),
+    )
 
 
 def permute_history(hist: History, new_of: tuple[int, ...]) -> History:
@@ -219,6 +225,7 @@ def referenced_consumers(w: World) -> set[int]:
         if b.expired is not None:
             out.add(b.expired[1])
     out.update(c for _, c in w.log.members)
+    out.update(c for c, _, _ in w.log.claims)
     for x in (w.hist.stale_commit, w.hist.duplicate):
         if x is not None:
             out.add(x[0])
