@@ -5,8 +5,9 @@
 REV is checked out into a temporary ``git worktree`` and every scenario is checked in a fresh process,
 once with ``PYTHONPATH`` pointing at that checkout and once at this working tree, alternating (base,
 work, base, work ... with ``--rounds``), so both see the same machine. Per scenario it prints distinct
-states, depth and verdict for both, the seconds of each (the search's own, best of the rounds) and the
-ratio of distinct states per second (work / base). A scenario whose counts, depth or verdict differ is
+states, depth and verdict for both, the CPU seconds of each check (the process's own CPU time, best of
+the rounds: on a shared machine, wall time measures the neighbours too) and the ratio of distinct states
+per CPU second (work / base). A scenario whose counts, depth or verdict differ is
 flagged ``DIFFERS`` (with ``--traces``, also one whose counterexample ``trace.json`` is not
 byte-identical): compare against a revision with the same model to check that a change is pure speed.
 The last line is ``ratio=<geometric mean of the per-scenario ratios>``.
@@ -174,7 +175,7 @@ def main(argv: list[str]) -> int:
     )
     head_fmt = (
         f"{'scenario':<46} {'states base':>11} {'states work':>11} {'depth':>9} {'verdict base/work':<52} "
-        f"{'s base':>7} {'s work':>7} {'ratio':>6}"
+        f"{'cpu s base':>7} {'cpu s work':>7} {'ratio':>6}"
     )
     print(head_fmt)
     ratios: list[float] = []
@@ -189,7 +190,7 @@ def main(argv: list[str]) -> int:
                 for side, code in (("base", base), ("work", ROOT)):
                     out = tmp / f"out-{side}-{r}" / path.stem if args.traces else None
                     got = run(code, path, out)
-                    if side not in best or float(got["seconds"]) < float(best[side]["seconds"]):  # type: ignore[arg-type]
+                    if side not in best or float(got["cpu"]) < float(best[side]["cpu"]):  # type: ignore[arg-type]
                         best[side] = got
                     if out is not None and r == 0:
                         traces[side] = trace_files(out) if out.exists() else {}
@@ -197,8 +198,8 @@ def main(argv: list[str]) -> int:
             same = all(b[k] == w[k] for k in ("distinct", "generated", "depth", "verdict", "property"))
             if args.traces and traces.get("base") != traces.get("work"):
                 same = False
-            rate_b = int(b["distinct"]) / max(float(b["seconds"]), 1e-9)  # type: ignore[call-overload]
-            rate_w = int(w["distinct"]) / max(float(w["seconds"]), 1e-9)  # type: ignore[call-overload]
+            rate_b = int(b["distinct"]) / max(float(b["cpu"]), 1e-9)  # type: ignore[call-overload]
+            rate_w = int(w["distinct"]) / max(float(w["cpu"]), 1e-9)  # type: ignore[call-overload]
             ratio = rate_w / rate_b
             ratios.append(ratio)
             if not same:
@@ -208,7 +209,7 @@ def main(argv: list[str]) -> int:
                 return str(d["verdict"]) + (f" {d['property']}" if d["property"] else "")
 
             label = Path(name).stem if name.endswith(".toml") else name
-            secs = f"{float(b['seconds']):>7.2f} {float(w['seconds']):>7.2f}"  # type: ignore[arg-type]
+            secs = f"{float(b['cpu']):>7.2f} {float(w['cpu']):>7.2f}"  # type: ignore[arg-type]
             print(
                 f"{label:<46} {b['distinct']:>11,} {w['distinct']:>11,} {b['depth']:>4}/{w['depth']:<4} "
                 f"{verdict(b) + ' / ' + verdict(w):<52} {secs} {ratio:>6.2f}{'' if same else '  DIFFERS'}",

@@ -18,7 +18,7 @@ from typing import Any
 
 from checker import Model, Property
 from checker.contract import Probe
-from checker.fingerprint import IdentityCache, fingerprint
+from checker.fingerprint import IdentityCache, fingerprint_of_repr, fingerprint_text
 from model import consumer as cons_
 from model import coordinator as coord_
 from model import eager as eager_
@@ -126,8 +126,9 @@ class GroupModel(Model[World, Act]):
     def __init__(self, cfg: Config) -> None:
         self.cfg = cfg
         self._props = properties(cfg)
-        self._part_fp: IdentityCache[object, int] = IdentityCache(fingerprint)
-        self._renamed_fp: dict[tuple[int, tuple[int, ...]], tuple[object, int]] = {}
+        self._part_fp: IdentityCache[object, str] = IdentityCache(fingerprint_text)
+        self._part_memo = self._part_fp.memo  # read inline by the fingerprint methods (hits only)
+        self._renamed_fp: dict[tuple[int, tuple[int, ...]], tuple[object, str]] = {}
         # one coordinator serves eager, cooperative and static groups (as in Kafka)
         self._eager = cfg.protocol != "classic"
         self._broker_steps = _EAGER_BROKER if self._eager else _BROKER
@@ -145,49 +146,75 @@ class GroupModel(Model[World, Act]):
             by_size.setdefault(len(unit), []).append(u)
         self._unit_classes = [cls for cls in by_size.values() if len(cls) > 1]
         self._unit_targets = [u for cls in self._unit_classes for u in cls]
+        # one class of single consumers in index order (every protocol but static membership)
+        self._singletons = self._unit_classes == [self._unit_targets] and all(
+            len(u) == 1 for u in self._units
+        )
         # successors computed while listing the actions of one world (steps with choices are run once to
         # learn their options; a step without any is not run again)
-        self._listed: tuple[World | None, dict[Act, World]] = (None, {})
+        self._listed: tuple[World | None, dict[int, tuple[Act, World]]] = (None, {})
+        self._plain: tuple[World | None, Plan] = (None, Plan(initial_world(cfg), ()))
 
     # -- the contract -------------------------------------------------------------------------------
+    # A world's fingerprint is that of the tuple (leader, consumers', brokers', log's, links' fingerprints,
+    # sizes, budget's and history's fingerprints). Each part's fingerprint is cached by the part's identity
+    # as its decimal text (``self._part_fp``), and the tuple's repr is joined from those texts: the same
+    # value as ``fingerprint(tuple_of_ints)`` without converting the same ints to text at every state.
     def fingerprint(self, w: World) -> int:
         """The fingerprint of the tuple of the world's parts' fingerprints (each cached by identity)."""
-        part = self._part_fp
-        return self._compose(w, list(map(part, w.consumers)), list(map(part, w.links)))
+        return self._compose(w, self._part_fps(w.consumers), self._part_fps(w.links))
 
-    def _compose(self, w: World, consumer_fps: list[int], link_fps: list[int]) -> int:
-        part = self._part_fp
-        return fingerprint(
-            (
-                w.leader,
-                *consumer_fps,
-                *map(part, w.brokers),
-                part(w.log),
-                *link_fps,
-                w.sizes,
-                part(w.budget),
-                part(w.hist),
-            )
-        )
+    def _part_fps(self, parts: tuple[object, ...]) -> list[str]:
+        """Each part's fingerprint (as text), looked up in the identity cache inline (most parts are shared
+        with the parent state, so most are hits)."""
+        get, part = self._part_memo.get, self._part_fp
+        out = []
+        for x in parts:
+            hit = get(id(x))
+            out.append(hit[1] if hit is not None and hit[0] is x else part(x))
+        return out
+
+    def _compose(self, w: World, consumer_fps: list[str], link_fps: list[str]) -> int:
+        get, part = self._part_memo.get, self._part_fp
+        out: list[str] = [repr(w.leader), *consumer_fps]
+        for x in (*w.brokers, w.log):
+            hit = get(id(x))
+            out.append(hit[1] if hit is not None and hit[0] is x else part(x))
+        out += link_fps
+        out.append(repr(w.sizes))
+        for x in (w.budget, w.hist):
+            hit = get(id(x))
+            out.append(hit[1] if hit is not None and hit[0] is x else part(x))
+        return fingerprint_of_repr("(" + ", ".join(out) + ")")
 
     def symmetric_fingerprint(self, w: World) -> int:
         """The fingerprint of ``w`` with its consumers renamed into a canonical order (see
         :mod:`model.symmetry`): units sorted by member ids, then by the fingerprints of their consumers
         and links; where several units tie, the smallest fingerprint over the orders of the tied ones."""
         units, classes = self._units, self._unit_classes
-        part = self._part_fp
-        cfp = list(map(part, w.consumers))
-        lfp = list(map(part, w.links))
+        cfp = self._part_fps(w.consumers)
+        lfp = self._part_fps(w.links)
         if not classes:
             return self._compose(w, cfp, lfp)
-        nb = self.cfg.brokers
         mids = [-1 if c.member_id is None else c.member_id for c in w.consumers]
+        if self._singletons:
+            # one class of single consumers (all but static membership): distinct member ids decide the
+            # order alone, the usual case (no ties, nothing to sort by parts)
+            n = len(mids)
+            if all(mids[i] < mids[i + 1] for i in range(n - 1)):
+                return self._compose(w, cfp, lfp)
+            if len(set(mids)) == n:
+                new_of = [0] * n
+                for d, c in enumerate(sorted(range(n), key=mids.__getitem__)):
+                    new_of[c] = d
+                return self._renamed_fingerprint(w, tuple(new_of), cfp, lfp)
+        nb = self.cfg.brokers
 
         ids = [tuple(mids[c] for c in unit) for unit in units]
         by_ids = ids.__getitem__
 
-        def by_parts(u: int) -> tuple[int, ...]:
-            return tuple(x for c in units[u] for x in (cfp[c], *lfp[c * nb : c * nb + nb]))
+        def by_parts(u: int) -> tuple[int, ...]:  # by the fingerprints' values (cfp, lfp hold their texts)
+            return tuple(int(x) for c in units[u] for x in (cfp[c], *lfp[c * nb : c * nb + nb]))
 
         # units move only within their class (same size); targets[i] is the unit whose place order[i] takes.
         # Member ids decide the order (a world whose consumers hold ids in index order, the usual case, is
@@ -219,45 +246,51 @@ class GroupModel(Model[World, Act]):
             for u, target in zip(candidate, self._unit_targets, strict=True):
                 for c, d in zip(units[u], units[target], strict=True):
                     new_of[c] = d
-            fp = self._renamed_fingerprint(w, tuple(new_of))
+            fp = self._renamed_fingerprint(w, tuple(new_of), cfp, lfp)
             if best is None or fp < best:
                 best = fp
         assert best is not None
         return best
 
-    def _renamed_fingerprint(self, w: World, new_of: tuple[int, ...]) -> int:
+    def _renamed_fingerprint(
+        self, w: World, new_of: tuple[int, ...], cfp: list[str] | None = None, lfp: list[str] | None = None
+    ) -> int:
         """``fingerprint(permute_consumers(w, brokers, new_of))`` without building the world: consumers'
-        and links' fingerprints are reordered, and renamed brokers, log and history are fingerprinted
-        once per (part, renaming) — a successor shares most parts with its parent."""
-        part, nb, renamed = self._part_fp, self.cfg.brokers, self._renamed_fp
+        and links' fingerprints (``cfp``, ``lfp``: computed if not given) are reordered, and renamed
+        brokers, log and history are fingerprinted once per (part, renaming) — a successor shares most
+        parts with its parent."""
+        nb, renamed = self.cfg.brokers, self._renamed_fp
+        if cfp is None or lfp is None:
+            cfp, lfp = self._part_fps(w.consumers), self._part_fps(w.links)
         n = len(new_of)
         old_of = [0] * n
         for c, d in enumerate(new_of):
             old_of[d] = c
 
-        def fp(obj: object, rename: Callable[[Any, tuple[int, ...]], object]) -> int:
+        def fp(obj: object, rename: Callable[[Any, tuple[int, ...]], object]) -> str:
             key = (id(obj), new_of)
             hit = renamed.get(key)
             if hit is not None and hit[0] is obj:
                 return hit[1]
-            value = fingerprint(rename(obj, new_of))
+            value = fingerprint_text(rename(obj, new_of))
             if len(renamed) >= 1 << 16:
                 renamed.clear()
             renamed[key] = (obj, value)
             return value
 
-        return fingerprint(
-            (
-                w.leader,
-                *(part(w.consumers[old_of[d]]) for d in range(n)),
-                *(fp(b, permute_broker) for b in w.brokers),
-                fp(w.log, permute_log),
-                *(part(w.links[old_of[d] * nb + b]) for d in range(n) for b in range(nb)),
-                w.sizes,
-                part(w.budget),
-                fp(w.hist, permute_history),
-            )
-        )
+        get, part = self._part_memo.get, self._part_fp
+        out: list[str] = [repr(w.leader)]
+        out += [cfp[c] for c in old_of]
+        out += [fp(b, permute_broker) for b in w.brokers]
+        out.append(fp(w.log, permute_log))
+        for c in old_of:
+            out += lfp[c * nb : c * nb + nb]
+        out.append(repr(w.sizes))
+        x = w.budget
+        hit = get(id(x))
+        out.append(hit[1] if hit is not None and hit[0] is x else part(x))
+        out.append(fp(w.hist, permute_history))
+        return fingerprint_of_repr("(" + ", ".join(out) + ")")
 
     def init_states(self) -> tuple[World, ...]:
         return (initial_world(self.cfg),)
@@ -370,7 +403,7 @@ class GroupModel(Model[World, Act]):
             if listed_for is not w:
                 listed = {}
                 self._listed = (w, listed)
-            listed[act] = nxt
+            listed[id(act)] = (act, nxt)  # by identity: the search passes the very action listed
             yield act
             return
         for tail in tails(plan.options):
@@ -382,11 +415,22 @@ class GroupModel(Model[World, Act]):
 
     def _step(self, w: World, a: Act) -> World | None:
         listed_for, listed = self._listed
-        if listed_for is w and a in listed:
-            return listed[a]
+        if listed_for is w:
+            hit = listed.get(id(a))
+            if hit is not None and hit[0] is a:
+                return hit[1]
         n = _BASE_ARITY.get(a.name)
-        args, tail = (a.args, ()) if n is None else (a.args[:n], a.args[n:])
-        plan = Plan(w, tail)
+        if n is None:
+            # no choices: one plan with nothing planned serves every such step of ``w`` (asking it for a
+            # choice raises Unplanned before it changes)
+            plain_for, plan = self._plain
+            if plain_for is not w:
+                plan = Plan(w, ())
+                self._plain = (w, plan)
+            args = a.args
+        else:
+            args = a.args[:n]
+            plan = Plan(w, a.args[n:])
         try:
             nxt = self._run(w, a.name, a.actor, args, plan)
         except Unplanned:
