@@ -40,6 +40,11 @@ class Switches:
     # cooperative: a member whose JoinGroup/SyncGroup is answered UNKNOWN_MEMBER_ID or ILLEGAL_GENERATION
     # drops its partitions before rejoining (onJoinPrepare before every rejoin: KAFKA-12983)
     lose_partitions_on_rejoin_error: bool = True
+    # liveness mechanisms (checked by eventually-stable / rebalance-completes)
+    wait_for_rejoin: bool = True  # the coordinator waits for old members to rejoin (KAFKA-8653)
+    sync_timeout: bool = True  # a member that never sends SyncGroup is removed (KAFKA-12890)
+    leave_on_poll_timeout: bool = True  # a stalled poll loop leaves the group (KIP-62, KAFKA-3888)
+    rejoin_only_after_revoke: bool = True  # cooperative: only a member that revoked rejoins (KIP-429)
 
 
 SWITCH_NAMES: tuple[str, ...] = tuple(f.name for f in fields(Switches))
@@ -58,6 +63,9 @@ class Config:
     switches: Switches = field(default_factory=Switches)
     protocol: str = "classic"
     assignor: str = "range"
+    # renumber generations 1..k after every step (model.generations): set for scenarios that check a
+    # liveness property, so a rebalance storm is a cycle
+    renumber_generations: bool = False
 
     @property
     def sticky_user_data(self) -> bool:

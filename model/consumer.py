@@ -56,12 +56,18 @@ def _active(w: World, c: int) -> Consumer | None:
     return cons
 
 
+def _polling(w: World, c: int) -> Consumer | None:
+    """Consumer ``c`` if its poll loop runs (not gone, paused or stalled): the steps a poll takes."""
+    cons = _active(w, c)
+    return None if cons is None or cons.stalled else cons
+
+
 def _with(w: World, c: int, cons: Consumer, **changes: object) -> World:
     return replace(w, consumers=tset(w.consumers, c, cons), **changes)
 
 
 def find_coordinator(cfg: Config, w: World, c: int) -> World | None:
-    cons = _active(w, c)
+    cons = _polling(w, c)
     if cons is None or cons.status not in (STARTUP, REDISCOVER) or w.leader is None:
         return None
     b = w.leader
@@ -82,9 +88,11 @@ def _send(cfg: Config, w: World, c: int, cons: Consumer, kind: str, msg: Msg) ->
     )
 
 
-def _idle(w: World, c: int) -> Consumer | None:
+def _idle(w: World, c: int, poll: bool = True) -> Consumer | None:
+    """Consumer ``c`` if it may send a request now (nothing outstanding, a coordinator known); ``poll``:
+    a request of the poll loop (all but the heartbeat thread's Heartbeat), which a stall holds back."""
     cons = _active(w, c)
-    if cons is None or cons.awaiting is not None or cons.coordinator is None:
+    if cons is None or cons.awaiting is not None or cons.coordinator is None or (poll and cons.stalled):
         return None
     return cons
 
@@ -172,7 +180,8 @@ def _leader_assignment(cfg: Config, cons: Consumer, sizes: tuple[int, ...]) -> d
 
 
 def heartbeat(cfg: Config, w: World, c: int) -> World | None:
-    cons = _idle(w, c)
+    """The heartbeat thread's Heartbeat (it runs on while the poll loop is stalled: KIP-62)."""
+    cons = _idle(w, c, poll=cfg.protocol == "classic")
     if cons is None or cons.status != MEMBER:
         return None
     return _send(cfg, w, c, cons, "heartbeat", Msg("Heartbeat", cons.member_id, cons.generation))
@@ -188,7 +197,7 @@ def offset_commit(cfg: Config, w: World, c: int) -> World | None:
 
 def fetch(cfg: Config, w: World, c: int) -> World | None:
     """Process the next record of every assigned partition that has one left."""
-    cons = _active(w, c)
+    cons = _polling(w, c)
     if cons is None or not cons.fetching:
         return None
     limit = cfg.records_per_partition
@@ -248,8 +257,11 @@ _RESPONSE_TO = {
 def receive(cfg: Config, w: World, c: int, b: int) -> World | None:
     """Consumer ``c`` takes the next response from broker ``b``."""
     cons = _active(w, c)
-    if cons is None or not link(cfg, w, c, b).to_consumer:
+    pending = link(cfg, w, c, b).to_consumer
+    if cons is None or not pending:
         return None
+    if cons.stalled and (cfg.protocol == "classic" or pending[0].kind != "HeartbeatResponse"):
+        return None  # a stalled poll loop reads nothing; the heartbeat thread reads its own answers
     msg, links = pop_at_consumer(cfg, w.links, c, b)
     if cons.awaiting is None or cons.awaiting_broker != b:
         return replace(w, links=links)  # a late answer to a request it gave up on
@@ -306,7 +318,10 @@ def receive(cfg: Config, w: World, c: int, b: int) -> World | None:
             w = _handed_to(_received_generation(w, msg), c, cons, msg)
             if cfg.protocol == "static":
                 w = _took_over(w, msg)
-            cons = _cooperative_assigned(cons, msg) if cfg.protocol == "cooperative" else _assigned(cons, msg)
+            if cfg.protocol == "cooperative":
+                cons = _cooperative_assigned(cfg, cons, msg)
+            else:
+                cons = _assigned(cons, msg)
             if cfg.sticky_user_data:  # StickyAssignor.onAssignment remembers it for the next JoinGroup
                 cons = replace(cons, remembered=cons.assignment, owned_gen=msg.generation)
         elif err == ILLEGAL_GENERATION:
@@ -377,10 +392,11 @@ def _assigned(cons: Consumer, msg: Msg) -> Consumer:
     )
 
 
-def _cooperative_assigned(cons: Consumer, msg: Msg) -> Consumer:
+def _cooperative_assigned(cfg: Config, cons: Consumer, msg: Msg) -> Consumer:
     """KIP-429: keep what stays, revoke what is no longer assigned, add what is new (from its committed
     offset); a member that revoked something rejoins at once, so the partitions it gave up can be
-    assigned in a follow-up rebalance."""
+    assigned in a follow-up rebalance. With ``rejoin_only_after_revoke`` off every member rejoins after
+    every assignment, whether it revoked anything or not."""
     new = dict(msg.offsets)
     held = dict(zip(cons.assignment, cons.positions, strict=True))
     revoked = tuple(s for s in cons.assignment if s not in new)
@@ -389,7 +405,7 @@ def _cooperative_assigned(cons: Consumer, msg: Msg) -> Consumer:
     slots = tuple(sorted((*new, *revoking)))
     return replace(
         cons,
-        status=STOPPED if revoked else MEMBER,
+        status=STOPPED if revoked or not cfg.switches.rejoin_only_after_revoke else MEMBER,
         member_id=msg.member_id,
         generation=msg.generation,
         owned_gen=msg.generation,
@@ -440,7 +456,7 @@ def coordinator_timeout(cfg: Config, w: World, c: int) -> World | None:
     Enabled only when the answer cannot come: the broker is down or paused, the link is cut, the request
     or its answer was lost, or (seed 000 slow consumer step 7) its JoinGroup is held for the next round.
     """
-    cons = _active(w, c)
+    cons = _polling(w, c)
     if cons is None or cons.awaiting is None:
         return None
     b = cons.awaiting_broker
@@ -458,3 +474,39 @@ def coordinator_timeout(cfg: Config, w: World, c: int) -> World | None:
     links = tset(w.links, i, Link(cut=ln.cut))
     w = replace(w, consumers=tset(w.consumers, c, _rediscover(cons)), links=links)
     return close_connection(cfg, w, b, c)
+
+
+def poll_timeout(cfg: Config, w: World, c: int) -> World | None:
+    """``max.poll.interval.ms`` (KIP-62): the poll loop has been stalled past the poll interval, so the
+    heartbeat thread leaves the group on its behalf — it sends LeaveGroup (if it can reach its
+    coordinator) and forgets its member id and generation; when the poll loop resumes it rejoins as a new
+    member. A timeout whose cause persists: enabled only while the stall lasts. Not in the seed-000
+    design (no heartbeat thread: a stalled consumer there stops heartbeating and its session expires), and
+    off with ``leave_on_poll_timeout`` (a client without a poll timer)."""
+    cons = w.consumers[c]
+    if (
+        cfg.protocol == "classic"
+        or not cfg.switches.leave_on_poll_timeout
+        or cons.status in GONE
+        or cons.paused
+        or not cons.stalled
+        or cons.member_id is None
+    ):
+        return None
+    leave = Msg("LeaveGroup", cons.member_id, cons.generation)
+    cons = replace(_forget(cfg, cons), awaiting=None, awaiting_broker=None)
+    # whatever it was waiting for is abandoned with the member id: its requests and their answers on
+    # the way are dropped (Kafka ignores a response for a generation it has reset; the model keeps one
+    # request outstanding per consumer) and so is what a broker holds for it
+    links = w.links
+    for b in range(cfg.brokers):
+        ln = link(cfg, w, c, b)
+        if ln.to_consumer or ln.to_broker:
+            links = tset(links, link_index(cfg, c, b), Link(cut=ln.cut))
+    w = _with(w, c, cons, links=links)
+    for b in range(cfg.brokers):
+        w = close_connection(cfg, w, b, c)
+    b = w.consumers[c].coordinator
+    if b is not None and w.brokers[b].up and not link(cfg, w, c, b).cut:
+        w = replace(w, links=to_broker(cfg, w, c, b, leave))
+    return w

@@ -468,6 +468,8 @@ def expiry_cause(cfg: Config, w: World, b: int, c: int, mid: int) -> str | None:
         return cons.status
     if cons.paused:
         return "paused"
+    if cons.stalled and cfg.protocol == "classic":
+        return "stalled"  # the seed-000 consumer heartbeats from its poll loop: a stall silences it
     if link(cfg, w, c, b).cut:
         return "cut"
     if cons.coordinator != b:
@@ -475,6 +477,25 @@ def expiry_cause(cfg: Config, w: World, b: int, c: int, mid: int) -> str | None:
     if cons.member_id != mid and not _response_in_flight(cfg, w, b, c, mid):
         return "no-id" if cons.member_id is None else "new-id"
     return None
+
+
+def rebalance_timeout(cfg: Config, w: World, b: int, mid: int) -> World | None:
+    """The rebalance timeout (Kafka: the largest ``max.poll.interval.ms`` of the members, KIP-62) runs out
+    while member ``mid`` has not rejoined: the coordinator removes it, so the join can complete without
+    it. A timeout whose cause persists: the member cannot rejoin because its poll loop is stalled (its
+    heartbeat thread keeps its session alive, so only this timeout removes it; a member whose heartbeats
+    stopped is removed by its session timeout). With ``wait_for_rejoin`` off the coordinator does not
+    wait (a rebalance timeout of 0, KAFKA-8653): every old member that has not rejoined yet is removed,
+    whatever it is doing. The removed member's next request is answered UnknownConsumer."""
+    br = active_broker(w, b)
+    if br is None or br.role != PREPARE:
+        return None
+    entry = next((e for e in br.members if e[0] == mid), None)
+    if entry is None or any(m == mid for _, m in br.joined):
+        return None
+    if cfg.switches.wait_for_rejoin and not w.consumers[entry[1]].stalled:
+        return None
+    return set_broker(w, b, replace(br, members=tuple(e for e in br.members if e[0] != mid)))
 
 
 def close_member_link(cfg: Config, w: World, b: int, c: int) -> World:

@@ -35,6 +35,7 @@ FAULT_ACTIONS: dict[str, str] = {
     "consumer_joins": "ConsumerJoin",
     "partition_growth": "AddPartition",
     "leader_moves": "MoveLeadership",
+    "poll_stalls": "PollStall",
 }
 assert set(FAULT_ACTIONS) == set(FAULT_NAMES), "every fault budget needs the action that spends it"
 

@@ -34,7 +34,7 @@ from dataclasses import replace
 from model import coordinator as classic
 from model.choice import Plan
 from model.config import Config
-from model.network import to_consumer
+from model.network import link, to_consumer
 from model.state import (
     CATCHUP,
     FENCED_INSTANCE_ID,
@@ -48,6 +48,7 @@ from model.state import (
     REC_GROUP,
     STARTUP_NOT_COMPLETE,
     STEADY,
+    SYNCING,
     UNKNOWN_CONSUMER,
     Broker,
     Link,
@@ -454,3 +455,34 @@ def session_expired(cfg: Config, w: World, b: int, mid: int) -> World | None:
     br = replace(br, members=tuple(m for m in br.members if m[0] != mid))
     w = _trigger(cfg, w, b, br, "member-dead")
     return classic.close_member_link(cfg, w, b, c)
+
+
+def sync_timeout(cfg: Config, w: World, b: int, mid: int) -> World | None:
+    """KAFKA-12890: the coordinator expects a SyncGroup from every member within the rebalance timeout
+    of the JoinGroup responses (CompletingRebalance, and Stable for members still to sync); a member that
+    has not sent it is removed and the group rebalances. A timeout whose cause persists: member ``mid``'s
+    poll loop is stalled before it sent its SyncGroup for this generation (its heartbeats go on, so its
+    session does not expire; since Kafka 2.5 a heartbeat is answered in CompletingRebalance). Off with
+    ``sync_timeout``: the group waits for that SyncGroup for ever."""
+    br = classic.active_broker(w, b)
+    if not cfg.switches.sync_timeout or br is None or br.role not in (REBALANCING, STEADY):
+        return None
+    if br.role == STEADY and br.trigger is not None:
+        return None  # a rebalance is starting: Kafka forgets the pending SyncGroups then
+    entry = next((e for e in br.members if e[0] == mid), None)
+    if entry is None:
+        return None
+    c = entry[1]
+    cons = w.consumers[c]
+    if not cons.stalled or any(x[0] == c for x in br.syncs):
+        return None
+    # its JoinGroup response for this generation waits unread, or it has read it and not synced
+    unread = cons.awaiting == "join" and any(
+        m.kind == "JoinGroupResponse" and m.member_id == mid and m.generation == br.generation
+        for m in link(cfg, w, c, b).to_consumer
+    )
+    to_sync = cons.status == SYNCING and cons.awaiting is None and cons.generation == br.generation
+    if not (unread or (to_sync and cons.member_id == mid)):
+        return None
+    br = replace(br, members=tuple(e for e in br.members if e[0] != mid))
+    return _trigger(cfg, w, b, br, "sync-timeout")

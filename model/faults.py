@@ -142,6 +142,23 @@ def consumer_resume(cfg: Config, w: World, c: int) -> World | None:
     return replace(w, consumers=tset(w.consumers, c, replace(cons, paused=False)))
 
 
+def poll_stall(cfg: Config, w: World, c: int) -> World | None:
+    """The consumer's poll loop stalls (a long batch, a blocked rebalance callback, a slow assignor) while
+    its heartbeat thread runs on (KIP-62). The stall may last for ever: ``PollResume`` is not fair."""
+    cons = w.consumers[c]
+    if cons.status in GONE or cons.paused or cons.stalled:
+        return None
+    w2 = _spend(w, "poll_stalls")
+    return None if w2 is None else replace(w2, consumers=tset(w2.consumers, c, replace(cons, stalled=True)))
+
+
+def poll_resume(cfg: Config, w: World, c: int) -> World | None:
+    cons = w.consumers[c]
+    if not cons.stalled or cons.paused or cons.status in GONE:
+        return None
+    return replace(w, consumers=tset(w.consumers, c, replace(cons, stalled=False)))
+
+
 def cut_link(cfg: Config, w: World, c: int, b: int) -> World | None:
     i = link_index(cfg, c, b)
     if w.links[i].cut or w.consumers[c].status in GONE or not w.brokers[b].up:

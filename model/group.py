@@ -17,7 +17,7 @@ from itertools import permutations
 from typing import Any
 
 from checker import Model, Property
-from checker.contract import Probe
+from checker.contract import Fairness, Probe, weakly_fair
 from checker.fingerprint import IdentityCache, fingerprint_of_repr, fingerprint_text
 from model import consumer as cons_
 from model import coordinator as coord_
@@ -26,6 +26,7 @@ from model import faults
 from model.assignors import ASSIGNORS, owner_per_slot
 from model.choice import Plan, Unplanned, tails
 from model.config import Config
+from model.generations import renumber_generations
 from model.network import link
 from model.properties import properties
 from model.state import (
@@ -34,6 +35,7 @@ from model.state import (
     GONE,
     MEMBER,
     NONE,
+    PREPARE,
     STARTUP,
     STEADY,
     Broker,
@@ -89,6 +91,9 @@ _CONSUMER: dict[str, Handler] = {
     "ConsumerCrash": faults.consumer_crash,
     "ConsumerRestart": faults.consumer_restart,
     "ConsumerJoin": faults.consumer_join,
+    "PollStall": faults.poll_stall,
+    "PollResume": faults.poll_resume,
+    "PollTimeout": cons_.poll_timeout,
 }
 _BROKER: dict[str, Handler] = {
     "BeginRebalance": coord_.begin_rebalance,
@@ -313,6 +318,43 @@ class GroupModel(Model[World, Act]):
 
         return probes(self.cfg, GroupModel)
 
+    def fairness(self) -> list[Fairness[Act]]:
+        """Weak fairness on every protocol step of every actor, one class per step and actor (and per
+        connection for message handling and delivery, per member for a session timeout), so a step that
+        stays possible is taken: consumers poll, heartbeat, rejoin and sync; coordinators handle requests,
+        complete joins, write, respond and load; messages are delivered; a timeout whose cause persists
+        fires; a paused process resumes and a cut link heals (the end of a fault). Faults themselves
+        (:data:`UNFAIR`) are not fair: a behaviour may take them or not, within their budgets, so every
+        fair behaviour has a last fault and liveness speaks of what follows it."""
+        cfg = self.cfg
+        n, nb = cfg.total_consumers, cfg.brokers
+        classes: list[Fairness[Act]] = []
+
+        def step(name: str, actor: str, args: tuple[int, ...] = ()) -> None:
+            key = (name, actor, args)
+            label = f"{name}({', '.join([actor, *map(str, args)])})" if args else f"{name}({actor})"
+            classes.append(weakly_fair(label, lambda a, key=key: _fair_key(a) == key))
+
+        for c in range(n):
+            me = consumer_name(c)
+            for name in (*self._consumer_steps, "CoordinatorTimeout", "GcResume", *_EXTRA_CONSUMER_STEPS):
+                step(name, me)
+            for b in range(nb):
+                step("Deliver", me, (b,))
+                step("HealLink", "env", (c, b))
+        for b in range(nb):
+            me = broker_name(b)
+            for name in (*_COORDINATOR_STEPS[cfg.protocol], "LoadGroup", "NoticePartitionGrowth"):
+                step(name, me)
+            for name in ("UnloadGroup", "ElectCoordinator", "GcResume"):
+                step(name, me)
+            for c in range(n):
+                step("Handle", me, (c,))
+            for mid in range(1, _FAIR_MEMBER_IDS * n + 1):
+                for name in _MEMBER_TIMEOUTS:
+                    step(name, me, (mid,))
+        return classes
+
     def actions(self, w: World) -> Iterator[Act]:
         cfg = self.cfg
         bud = w.budget
@@ -342,6 +384,11 @@ class GroupModel(Model[World, Act]):
                     yield Act("LeaveGroup", me, (c,))
                 if bud.gc_pauses:
                     yield Act("GcPause", me, (c,))
+                if cons.stalled:
+                    yield Act("PollTimeout", me, (c,))
+                    yield Act("PollResume", me, (c,))
+                elif bud.poll_stalls:
+                    yield Act("PollStall", me, (c,))
             if bud.consumer_crashes:
                 yield Act("ConsumerCrash", me, (c,))
         for b, br in enumerate(w.brokers):
@@ -366,6 +413,12 @@ class GroupModel(Model[World, Act]):
                         yield Act("NoticePartitionGrowth", me, (b,))
                     for mid, _ in br.members:
                         yield Act("SessionExpired", me, (b, mid))
+                    if br.role == PREPARE:
+                        for mid, _ in br.members:
+                            yield Act("RebalanceTimeout", me, (b, mid))
+                    elif self._eager:
+                        for mid, _ in br.members:
+                            yield Act("SyncTimeout", me, (b, mid))
             if br.paused:
                 yield Act("GcResume", me, (b,))
             elif br.up and bud.gc_pauses:
@@ -411,7 +464,10 @@ class GroupModel(Model[World, Act]):
 
     def next_state(self, w: World, a: Act) -> World | None:
         nxt = self._step(w, a)
-        return None if nxt is None else canonical_member_ids(nxt)
+        if nxt is None:
+            return None
+        nxt = canonical_member_ids(nxt)
+        return renumber_generations(nxt) if self.cfg.renumber_generations else nxt
 
     def _step(self, w: World, a: Act) -> World | None:
         listed_for, listed = self._listed
@@ -462,6 +518,10 @@ class GroupModel(Model[World, Act]):
             return cons_.receive(cfg, w, c, b)
         if name == "SessionExpired":
             return self._expire(cfg, w, *args)
+        if name == "RebalanceTimeout":
+            return coord_.rebalance_timeout(cfg, w, *args)
+        if name == "SyncTimeout":
+            return eager_.sync_timeout(cfg, w, *args) if self._eager else None
         if name in ("GcPause", "GcResume"):
             (i,) = args
             on_consumer = actor.startswith("C")
@@ -475,6 +535,50 @@ class GroupModel(Model[World, Act]):
         if name == "AddPartition":
             return faults.add_partition(cfg, w, *args)
         return None
+
+
+# faults: taken or not, within their budgets (never fair); every other step is weakly fair (fairness())
+UNFAIR = frozenset(
+    {
+        "LeaveGroup",
+        "ConsumerCrash",
+        "ConsumerRestart",
+        "ConsumerJoin",
+        "GcPause",
+        "CoordinatorCrash",
+        "BrokerRestart",
+        "Failback",
+        "MoveLeadership",
+        "CutLink",
+        "AddPartition",
+        "PollStall",
+        "PollResume",
+    }
+)
+# timeouts of a member (fair per broker and member id)
+_MEMBER_TIMEOUTS = ("SessionExpired", "RebalanceTimeout", "SyncTimeout")
+# timeouts whose cause persists, listed in fairness() beside the protocol steps
+_EXTRA_CONSUMER_STEPS: tuple[str, ...] = ("PollTimeout",)
+# session timeouts get a fairness class per member id up to this many ids a consumer slot
+_FAIR_MEMBER_IDS = 3
+
+
+def _fair_key(a: Act) -> tuple[str, str, tuple[int, ...]] | None:
+    """The fairness class of action ``a`` as (step, actor, args): message handling and delivery per
+    connection whatever the message, a session timeout per member id, a step with choices whatever it
+    chooses; ``None`` for a fault."""
+    name = a.name
+    if name in UNFAIR:
+        return None
+    if name.startswith("Handle") and name[6:] in REQUESTS:
+        return ("Handle", a.actor, (a.args[1],))
+    if name in RESPONSES:
+        return ("Deliver", a.actor, (a.args[1],))
+    if name in _MEMBER_TIMEOUTS:
+        return (name, a.actor, (a.args[1],))
+    if name in ("HealLink",):
+        return (name, a.actor, a.args)
+    return (name, a.actor, ())
 
 
 def _runs(keys: list[tuple[int, ...]]) -> Iterator[tuple[int, int]]:
@@ -507,6 +611,8 @@ _SHAPES: dict[str, str] = {
     **{"Handle" + r: "bc" for r in REQUESTS},
     **{r: "cb" for r in RESPONSES},
     "SessionExpired": "bm",
+    "RebalanceTimeout": "bm",
+    "SyncTimeout": "bm",
     "GcPause": "x",
     "GcResume": "x",
     "CutLink": "cb",

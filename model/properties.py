@@ -9,9 +9,22 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
-from checker import Property, always
+from checker import Property, always, leads_to
 from model.config import Config
-from model.state import CATCHUP, GONE, MEMBER, SERVING, STEADY, Broker, World
+from model.state import (
+    CATCHUP,
+    GONE,
+    MEMBER,
+    PREPARE,
+    REBALANCING,
+    REC_GENERATION,
+    REC_GROUP,
+    REC_MEMBERS,
+    SERVING,
+    STEADY,
+    Broker,
+    World,
+)
 
 
 def current_generation(w: World) -> int:
@@ -137,6 +150,106 @@ def instance_unique(cfg: Config, w: World) -> bool:
     return True
 
 
+def _quiet_coordinator(w: World) -> Broker | None:
+    """The coordinator of the offsets partition's leader, if it serves with no rebalance under way or
+    pending: steady, no trigger learned, nothing held, the group record written."""
+    if w.leader is None:
+        return None
+    b = w.brokers[w.leader]
+    if not b.up or b.paused or b.role != STEADY or b.trigger is not None or b.again:
+        return None
+    if (
+        b.joined
+        or b.late
+        or b.syncs
+        or any(r in (REC_GROUP, REC_MEMBERS, REC_GENERATION) for r in b.unwritten)
+    ):
+        return None
+    return b
+
+
+def _has_assignment(cfg: Config, w: World, b: Broker, m: int, c: int) -> bool:
+    """Consumer ``c`` is member ``m`` of ``b``'s generation, running unpaused, talking to ``b`` and
+    holding exactly its part of the assignment (nothing left to revoke)."""
+    cons = w.consumers[c]
+    return (
+        cons.status == MEMBER
+        and not cons.paused
+        and cons.member_id == m
+        and cons.generation == b.generation
+        and cons.coordinator == w.leader
+        and not cons.revoking
+        and cons.assignment == tuple(s for s, owner in enumerate(b.ownership) if owner == m)
+    )
+
+
+def stable(cfg: Config, w: World) -> bool:
+    """The group has settled: the leader of the offsets partition coordinates it with no rebalance under
+    way or pending (steady, no trigger, nothing held, the group record written to the log), no other
+    broker coordinates it, every running consumer whose poll loop is not stalled is a member of the
+    current generation, unpaused, with exactly its part of the assignment, every member is such a
+    consumer (a stalled one holds partitions it does not process), and the assignment gives every
+    partition that exists one owner (a group with no such consumer is stable when it is Empty)."""
+    b = _quiet_coordinator(w)
+    if b is None or w.log.generation != b.generation:
+        return False
+    if any(o.up and o.role != "none" for i, o in enumerate(w.brokers) if i != w.leader):
+        return False
+    # a consumer whose poll loop is stalled takes part once it resumes; until then it must not be a member
+    running = [c for c, cons in enumerate(w.consumers) if cons.status not in GONE and not cons.stalled]
+    if len(running) != len(b.members) or sorted(c for _, c in b.members) != running:
+        return False
+    if not all(_has_assignment(cfg, w, b, m, c) for m, c in b.members):
+        return False
+    if not b.members:
+        return True
+    members = {m for m, _ in b.members}
+    return b.sizes == w.sizes and all(b.ownership[s] in members for s in cfg.existing_slots(w.sizes))
+
+
+def rebalancing(w: World) -> bool:
+    """A rebalance is under way: some serving coordinator has learned of a trigger or is preparing or
+    completing a rebalance."""
+    return any(
+        b.up and (b.role in (PREPARE, REBALANCING) or (b.role == STEADY and b.trigger is not None))
+        for b in w.brokers
+    )
+
+
+def rebalance_done(cfg: Config, w: World) -> bool:
+    """The rebalance has finished: the leader's coordinator is steady with nothing pending (see
+    :func:`stable`), its generation is in the log, and every member whose consumer still runs (its poll
+    loop not stalled: a stalled member reads its assignment when it resumes) has received its assignment
+    in that generation."""
+    b = _quiet_coordinator(w)
+    if b is None or w.log.generation != b.generation:
+        return False
+    return all(
+        _has_assignment(cfg, w, b, m, c)
+        for m, c in b.members
+        if w.consumers[c].status not in GONE and not w.consumers[c].stalled
+    )
+
+
+def eventually_stable_doc() -> str:
+    return (
+        "From every reachable state, every fair behaviour reaches a state where the group is stable "
+        "(true ~> stable). Faults are unfair and bounded by their budgets, so this says: after the last "
+        "fault the group settles. Stable: " + " ".join((stable.__doc__ or "").split())
+    )
+
+
+LIVENESS_DESCRIPTIONS = {
+    "eventually-stable": eventually_stable_doc(),
+    "rebalance-completes": (
+        "Every rebalance that starts finishes, on every fair behaviour (rebalancing ~> done). Rebalancing: "
+        + " ".join((rebalancing.__doc__ or "").split()).split(": ", 1)[1]
+        + " Done: "
+        + " ".join((rebalance_done.__doc__ or "").split()).split(": ", 1)[1]
+    ),
+}
+LIVENESS_NAMES: tuple[str, ...] = tuple(LIVENESS_DESCRIPTIONS)
+
 DESCRIPTIONS = {
     "single-owner": single_owner.__doc__,
     "exclusive-fetch": exclusive_fetch.__doc__,
@@ -148,7 +261,11 @@ DESCRIPTIONS = {
     "instance-unique": instance_unique.__doc__,
     "no-duplicate-processing": no_duplicate_processing.__doc__,
 }
+# the invariants: what a scenario checks when it names no properties
 PROPERTY_NAMES: tuple[str, ...] = tuple(DESCRIPTIONS)
+# every property a scenario may name: the invariants and the liveness properties (checked only on request:
+# they need the whole graph on exact states, see checker.liveness)
+ALL_PROPERTY_NAMES: tuple[str, ...] = (*PROPERTY_NAMES, *LIVENESS_NAMES)
 
 
 def _one_line(doc: str | None) -> str:
@@ -156,7 +273,7 @@ def _one_line(doc: str | None) -> str:
 
 
 def properties(cfg: Config) -> tuple[Property[World], ...]:
-    """The model's invariants, in the order they are checked."""
+    """The model's invariants, in the order they are checked, then its liveness properties."""
     conditions = {
         "single-owner": lambda w: single_owner(cfg, w),
         "exclusive-fetch": exclusive_fetch,
@@ -168,4 +285,21 @@ def properties(cfg: Config) -> tuple[Property[World], ...]:
         "instance-unique": lambda w: instance_unique(cfg, w),
         "no-duplicate-processing": no_duplicate_processing,
     }
-    return tuple(always(name, conditions[name], _one_line(DESCRIPTIONS[name])) for name in PROPERTY_NAMES)
+    invariants = tuple(
+        always(name, conditions[name], _one_line(DESCRIPTIONS[name])) for name in PROPERTY_NAMES
+    )
+    return (
+        *invariants,
+        leads_to(
+            "eventually-stable",
+            lambda w: True,
+            lambda w: stable(cfg, w),
+            LIVENESS_DESCRIPTIONS["eventually-stable"],
+        ),
+        leads_to(
+            "rebalance-completes",
+            rebalancing,
+            lambda w: rebalance_done(cfg, w),
+            LIVENESS_DESCRIPTIONS["rebalance-completes"],
+        ),
+    )

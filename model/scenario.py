@@ -24,7 +24,7 @@ from pathlib import Path
 from typing import Any
 
 from model.config import ASSIGNORS, FAULT_NAMES, PROTOCOLS, STARTS, SWITCH_NAMES, Config, Switches
-from model.properties import PROPERTY_NAMES
+from model.properties import ALL_PROPERTY_NAMES, LIVENESS_NAMES, PROPERTY_NAMES
 from model.state import Budget
 
 DEADLOCK = "deadlock"
@@ -411,11 +411,11 @@ def scenario_from_data(data: Any, source: str, *, simulation: bool = False) -> S
     if not isinstance(props_raw, list) or not props_raw or not all(isinstance(p, str) for p in props_raw):
         raise _err(source, "check.properties", "must be a non-empty list of property names")
     for i, prop in enumerate(props_raw):
-        if prop not in PROPERTY_NAMES:
+        if prop not in ALL_PROPERTY_NAMES:
             raise _err(
                 source,
                 "check.properties",
-                f"unknown property {short(prop)}; known: {', '.join(PROPERTY_NAMES)}",
+                f"unknown property {short(prop)}; known: {', '.join(ALL_PROPERTY_NAMES)}",
             )
         if prop in props_raw[:i]:
             raise _err(source, "check.properties", f"lists {prop!r} twice")
@@ -455,6 +455,7 @@ def scenario_from_data(data: Any, source: str, *, simulation: bool = False) -> S
         switches=switches,
         protocol=protocol,
         assignor=assignor,
+        renumber_generations=any(p in LIVENESS_NAMES for p in props_raw),
     )
     return Scenario(
         name=name,

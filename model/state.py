@@ -100,6 +100,9 @@ class Consumer:
     awaiting_broker: int | None = None
     rejoin: bool = False  # after rediscovering the coordinator, rejoin instead of heartbeating
     paused: bool = False  # in a GC pause: takes no step
+    # its poll loop is stuck (long processing, a blocked callback) while its heartbeat thread runs on
+    # (KIP-62): it heartbeats and keeps its session, but does not fetch, commit, rejoin or sync
+    stalled: bool = False
     to_assign: tuple[int, ...] = ()  # eager group leader: the members its SyncGroup must assign
     claims: tuple[tuple[int, tuple[int, ...], int], ...] = ()  # cooperative leader: what each member owns
     owned_gen: int = 0  # the generation its assignment came from (cooperative JoinGroup metadata)
@@ -164,6 +167,7 @@ class Budget:
     consumer_joins: int = 0
     partition_growth: int = 0
     leader_moves: int = 0  # leadership of the offsets partition moves to another live broker
+    poll_stalls: int = 0  # a consumer's poll loop stalls while its heartbeat thread runs on (KIP-62)
 
 
 @fast_repr
