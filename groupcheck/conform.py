@@ -1029,6 +1029,33 @@ def _granularity(case: Case) -> bool:
 
 
 @rule(
+    "claims-dropped-on-close",
+    MODEL_FIX,
+    """A follower rejoins a Stable group with the ownership claims it last reported, after its connection
+    to the coordinator closed (it gave up waiting for an answer and looked the coordinator up again). Kafka
+    keeps each member's subscription whatever its connections do, finds the metadata unchanged
+    (ClassicGroupMember.matches) and answers at once with the current generation; the model's
+    close_connection drops the consumer's claims with what it held (coordinator._drop_held), so the
+    coordinator counts the metadata as changed and rebalances. Fix: _drop_held drops a consumer's claims
+    only with a JoinGroup it held for it (or not at all: write_record stores members' claims only).""",
+)
+def _claims_dropped_on_close(case: Case) -> bool:
+    pw, pa = case.prev_w, case.prev_act
+    if pw is None or pa is None or pa.name != "HandleJoinGroup" or case.rep.cfg.protocol != "cooperative":
+        return False
+    b, c = _base(pa)[2]
+    br = pw.brokers[b]
+    return (
+        br.role == STEADY
+        and br.trigger is None
+        and any(cc == c for _, cc in br.members)
+        and not any(x[0] == c for x in br.claims)
+        and case.where == "state.group"
+        and case.kafka == "Stable"
+    )
+
+
+@rule(
     "sync-while-loading",
     SIMPLIFICATION,
     """A SyncGroup reaches a coordinator that is still loading the group. The model answers
