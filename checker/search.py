@@ -32,8 +32,10 @@ STOP_POLL_EVERY = 512
 # Python's cyclic garbage collector is off during a search: states are immutable values without cycles,
 # and a search keeps hundreds of thousands of them alive, so each automatic full collection traverses
 # them all (about a tenth of a search's time) to find nothing. The search collects the young generations
-# itself every GC_EVERY expansions instead, so a cycle a model does make is still freed while young.
-GC_EVERY = 1 << 14
+# itself every GC_EVERY expansions instead, so a cycle a model does make is still freed; rarely, because
+# each collection traverses every object made since the last one that is still alive (the queue's states:
+# most have been expanded and freed by the time of a rare one).
+GC_EVERY = 1 << 18
 
 ProgressHook = Callable[[Stats], None]
 # asked now and then during a search: None to go on, or a reason (STOP_REASONS) to stop and report
