@@ -81,7 +81,7 @@ from model.scenario import (
     load_scenario,
     scenario_from_data,
 )
-from model.state import ABSENT, DOWN, GONE, MEMBER, NONE, STEADY, Budget, World
+from model.state import ABSENT, DOWN, GONE, MEMBER, NONE, PREPARE, STEADY, Budget, World
 from model.symmetry import canonical_member_ids
 from traces import write_bundle
 
@@ -304,6 +304,11 @@ class SimulationModel(GroupModel):
                     out.append(Act("LeaveGroup", me, (c,)))
                 if bud.gc_pauses:
                     out.append(Act("GcPause", me, (c,)))
+                if cons.stalled:
+                    out.append(Act("PollTimeout", me, (c,)))
+                    out.append(Act("PollResume", me, (c,)))
+                elif getattr(bud, "poll_stalls", 0):
+                    out.append(Act("PollStall", me, (c,)))
         if cons.status not in GONE and bud.consumer_crashes:
             out.append(Act("ConsumerCrash", me, (c,)))
         for b, ln in enumerate(mine):
@@ -326,6 +331,10 @@ class SimulationModel(GroupModel):
             if br.role == STEADY:
                 out.append(Act("NoticePartitionGrowth", me, (b,)))
             out += (Act("SessionExpired", me, (b, mid)) for mid, _ in br.members)
+            eager = self.cfg.protocol != "classic"
+            timeout = "RebalanceTimeout" if br.role == PREPARE else "SyncTimeout" if eager else None
+            if timeout is not None:
+                out += (Act(timeout, me, (b, mid)) for mid, _ in br.members)
         if br.paused:
             out.append(Act("GcResume", me, (b,)))
         elif br.up and bud.gc_pauses:

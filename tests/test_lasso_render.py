@@ -70,7 +70,9 @@ def patched() -> Iterator[None]:
     with pytest.MonkeyPatch.context() as mp:
         mp.setattr(GroupModel, "properties", lambda self: (*plain(self), *STAND_INS))
         mp.setattr(GroupModel, "fairness", lambda self: FAIRNESS[0])
-        mp.setattr(scenario_module, "PROPERTY_NAMES", (*scenario_module.PROPERTY_NAMES, SETTLES, STABLE))
+        mp.setattr(
+            scenario_module, "ALL_PROPERTY_NAMES", (*scenario_module.ALL_PROPERTY_NAMES, SETTLES, STABLE)
+        )
         yield
 
 
