@@ -287,12 +287,16 @@ def test_coverage_and_the_same_vacuity_warnings_as_check(
     assert warning in checked.vacuous  # the same words as groupcheck check
 
 
-def test_liveness_switch_livelock() -> None:
-    pytest.skip(
-        "no switch of the model guards liveness: every switch in model.config.Switches guards a safety "
-        "mechanism, and walks of every catalogue scenario (switches off included) reach a stable group "
-        "(test_suspected_livelock_is_reported checks the report with a goal that is never reached)"
-    )
+def test_liveness_switch_livelock(capsys: pytest.CaptureFixture[str]) -> None:
+    """wait_for_rejoin off (KAFKA-8653): walks find a suspected livelock (the exhaustive check's lasso is
+    tests/test_catalogue.py's business); with the switch on, none."""
+    storm = ROOT / "specs" / "liveness" / "wait-for-rejoin-off-storm.toml"
+    o = sim.simulate_scenario(storm, None, sim.Settings(runs=30))
+    assert o.livelocks and o.violation is None and o.as_expected
+    settles = ROOT / "specs" / "liveness" / "wait-for-rejoin-on-settles.toml"
+    assert not sim.simulate_scenario(settles, None, sim.Settings(runs=30)).livelocks
+    assert main(["simulate", str(storm), "--runs", "30"]) == 0
+    assert "suspected livelock: wait-for-rejoin-off-storm: walk" in capsys.readouterr().out
 
 
 def test_suspected_livelock_is_reported(
