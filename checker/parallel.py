@@ -1,15 +1,19 @@
 """Breadth-first search over several processes: the frontier and the visited set partitioned by fingerprint.
 
-Worker ``k`` owns every state whose fingerprint is ``k`` modulo the number of workers: it alone keeps
-those fingerprints (its own :class:`~checker.store.FingerprintSet`), checks their properties and expands
-them. The search runs level by level: each worker expands its part of the frontier and asks each owner
-about the fingerprints of the successors it owns (all-to-all); owners answer which are new, deciding in
-worker order, and only those states are sent (pickling a state costs far more than generating it, and
-most successors are duplicates). Then the next level begins. Distinct and generated counts and the depth
-are those of :func:`checker.search.bfs`, and so is the counterexample: every engine finishes the level
-where a violation turns up, reports the smallest (depth, fingerprint, property) and gives each state the
-parent with the smallest fingerprint in the level before (owners grant a new state to the asker with the
-smallest parent), so the result does not depend on the number of workers or on timing.
+Worker ``k`` owns every fingerprint that is ``k`` modulo the number of workers: it alone keeps those
+fingerprints (its own :class:`~checker.store.FingerprintSet`) and decides whether such a state is new. The
+search runs level by level: each worker expands its part of the frontier and asks each owner about the
+fingerprints of the successors it owns (all-to-all, fingerprints and parents only); owners answer which
+are new, granting each to the asker with the smallest parent, and the asker keeps what it was granted:
+it checks the properties of those states and expands them at the next level. A state kept where it was
+made shares its unchanged parts with the states of that process, so the model's caches (fingerprints of
+parts, by identity) stay warm, and nothing is pickled. Then frontiers are evened out: a worker with more
+than its share sends the excess to those with less, so only that imbalance travels (the first levels,
+all of which start in one worker, and a little at each level after). Distinct and generated counts and
+the depth are those of :func:`checker.search.bfs`, and so is the counterexample: every engine finishes the
+level where a violation turns up, reports the smallest (depth, fingerprint, property) and gives each
+state the parent with the smallest fingerprint in the level before, so the result does not depend on
+the number of workers, on which worker expands a state or on timing.
 
 Workers are forked (Linux), so they inherit the model; states travel between them pickled through
 pipes — the engine's own values between its own processes, never a user's file. Each worker writes its
@@ -97,6 +101,26 @@ def _exchange(k: int, outgoing: list[list[Any]], outs: list[Any], ins: list[Any]
     for t in senders:
         t.join()
     return received
+
+
+def _balance(sizes: list[int]) -> list[tuple[int, int, int]]:
+    """(from, to, how many) moves that even out frontiers of ``sizes`` (to within one state), the same
+    plan in every worker: those with more than their share give their excess, in worker order, to those
+    with less, in worker order."""
+    total, n = sum(sizes), len(sizes)
+    share = [total // n + (1 if j < total % n else 0) for j in range(n)]
+    give = [(j, sizes[j] - share[j]) for j in range(n) if sizes[j] > share[j]]
+    take = [(j, share[j] - sizes[j]) for j in range(n) if sizes[j] < share[j]]
+    moves = []
+    gi = ti = 0
+    while gi < len(give) and ti < len(take):
+        (src, extra), (dst, need) = give[gi], take[ti]
+        count = min(extra, need)
+        moves.append((src, dst, count))
+        give[gi], take[ti] = (src, extra - count), (dst, need - count)
+        gi += give[gi][1] == 0
+        ti += take[ti][1] == 0
+    return moves
 
 
 def _gather(controls: list[Any], stop: Any, should_stop: StopHook | None, asked: list[str]) -> list[Any]:
@@ -209,20 +233,32 @@ def _worker(
         granted: list[list[int]] = [[] for _ in range(n)]
         for f, (_, j) in best.items():
             granted[j].append(f)
-        wanted = _exchange(k, granted, outs, ins)
-        wanted.insert(k, [])
-        sent = [[(fp, *cands[j][fp]) for fp in wanted[j]] if j != k else [] for j in range(n)]
-        arrived = _exchange(k, sent, outs, ins)
-        arrived.insert(k, [(fp, *cands[k][fp]) for fp in granted[k]])
-        frontier = []
+        # 3. each asker keeps the states granted to it (they share their parts with the states they came
+        # from, in this process); 4. only what it takes to even out the frontiers travels
+        won = _exchange(k, granted, outs, ins)
+        won.insert(k, granted[k])
         depth += 1
-        for batch in arrived:
-            for nfp, nxt, pfp, i in batch:
+        kept: list[tuple[Any, int]] = []
+        for j, fps in enumerate(won):
+            bucket = cands[j]
+            for nfp in fps:
+                nxt, pfp, i = bucket[nfp]
                 parents.append(nfp, pfp, i)
                 bad = _first_violation(invariants, nxt)
                 if bad is not None:
                     violations.append((depth, nfp, bad))
-                frontier.append((nxt, nfp))
+                kept.append((nxt, nfp))
+        sizes = _exchange(k, [[len(kept)]] * n, outs, ins)
+        sizes.insert(k, [len(kept)])
+        moves = _balance([s[0] for s in sizes])
+        outgoing: list[list[Any]] = [[] for _ in range(n)]
+        for src, dst, count in moves:
+            if src == k:
+                outgoing[dst] = kept[len(kept) - count :]
+                del kept[len(kept) - count :]
+        for batch in _exchange(k, outgoing, outs, ins):
+            kept += batch
+        frontier = kept
     parents.finish()
     control.send((visited.nbytes, cover.result()))
 
