@@ -2,60 +2,79 @@
 
     python benchmarks/queue_memory.py [SCENARIO.toml] [--max-states N]
 
-Runs the one-process search twice in fresh processes: once with the whole queue in memory and once with
-every queued state spilled to disk (``queue_memory_limit=0``), and divides the difference of their peak
-resident memory by the largest queue seen. A queued state shares its unchanged parts with its parent and
-siblings, so this is the marginal cost per state, not the size of one state on its own. The last line is
-``bytes_per_queued_state=<b> peak_queue=<n> peak_rss_mb=<in memory>/<spilled>``.
+Explores the scenario breadth-first (the model's own steps and symmetric fingerprints, as the search
+does) up to ``--max-states`` distinct states (default 100,000) and, at its widest level, sizes every
+object the queued states hold (``sys.getsizeof`` over the states' objects, each counted once however many
+states share it, plus the queue's own (state, fingerprint, depth) entries). A successor shares its
+unchanged parts with its parent and siblings, so this is the marginal cost per queued state, not the
+size of one state on its own. The queue spills past ``checker.search.QUEUE_MEMORY_LIMIT`` states to disk
+(:class:`checker.store.SpillQueue`), so this figure times that limit bounds its memory. The last line is
+``bytes_per_queued_state=<b> level=<d> queued=<n> distinct=<n>``.
 """
 
 from __future__ import annotations
 
-import json
-import subprocess
 import sys
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parent.parent
-DEFAULT = ROOT / "specs" / "eager" / "eager-gc-pause-and-failover.toml"
-
-CHILD = """
-import json, resource, sys
-from checker.search import bfs
 from model.group import GroupModel
 from model.scenario import load_scenario
-sc = load_scenario(sys.argv[1])
-limit = None if sys.argv[2] == "memory" else 0
-cap = int(sys.argv[3]) if sys.argv[3] != "0" else None
-peak = [0]
-def progress(st):
-    peak[0] = max(peak[0], st.queued)
-r = bfs(GroupModel(sc.config), properties=sc.properties, check_deadlock=sc.check_deadlock,
-        max_states=cap, queue_memory_limit=limit, progress=progress, progress_every=500)
-print(json.dumps({"rss_kb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss, "peak_queue": peak[0],
-                  "distinct": r.stats.distinct_states, "spilled": r.stats.queue_spilled}))
-"""
+
+ROOT = Path(__file__).resolve().parent.parent
+DEFAULT = ROOT / "benchmarks" / "tlc-comparison.toml"
+
+
+def deep_size(roots: list[object]) -> int:
+    """The bytes of every object reachable from ``roots`` through tuples and dataclass slots, each once
+    (small ints, strings and None are shared by the interpreter and left out)."""
+    seen: set[int] = set()
+    total = 0
+    stack = list(roots)
+    while stack:
+        obj = stack.pop()
+        if id(obj) in seen or obj is None or isinstance(obj, bool | str):
+            continue
+        if isinstance(obj, int):
+            if -5 <= obj <= 256:
+                continue
+        seen.add(id(obj))
+        total += sys.getsizeof(obj)
+        if isinstance(obj, tuple):
+            stack.extend(obj)
+        elif hasattr(obj, "__slots__"):
+            stack.extend(getattr(obj, name) for name in obj.__slots__ if hasattr(obj, name))
+    return total
 
 
 def main(argv: list[str]) -> int:
-    args = [a for a in argv[1:] if not a.startswith("--")]
-    cap = argv[argv.index("--max-states") + 1] if "--max-states" in argv else "0"
-    args = [a for a in args if a != cap]
-    spec = Path(args[0]) if args else DEFAULT
-    runs = {}
-    for mode in ("memory", "spill"):
-        out = subprocess.run(
-            [sys.executable, "-c", CHILD, str(spec), mode, cap], capture_output=True, text=True, check=True
-        ).stdout
-        runs[mode] = json.loads(out.strip().splitlines()[-1])
-        print(f"{mode:>6}: {runs[mode]}")
-    mem, spill = runs["memory"], runs["spill"]
-    peak = max(int(mem["peak_queue"]), 1)
-    per = (int(mem["rss_kb"]) - int(spill["rss_kb"])) * 1024 / peak
-    print(
-        f"bytes_per_queued_state={per:.0f} peak_queue={peak} "
-        f"peak_rss_mb={int(mem['rss_kb']) / 1024:.0f}/{int(spill['rss_kb']) / 1024:.0f}"
-    )
+    cap = int(argv[argv.index("--max-states") + 1]) if "--max-states" in argv else 100_000
+    args = [a for i, a in enumerate(argv[1:], 1) if not a.startswith("--") and argv[i - 1] != "--max-states"]
+    model = GroupModel(load_scenario(Path(args[0]) if args else DEFAULT).config)
+    fp_of = model.symmetric_fingerprint
+    seen: set[int] = set()
+    level = [(s, fp_of(s)) for s in model.init_states()]
+    seen.update(fp for _, fp in level)
+    widest, depth, at = level, 0, 0
+    while level and len(seen) < cap:
+        nxt_level = []
+        for state, _ in level:
+            for action in model.actions(state):
+                nxt = model.next_state(state, action)
+                if nxt is None:
+                    continue
+                fp = fp_of(nxt)
+                if fp not in seen:
+                    seen.add(fp)
+                    nxt_level.append((nxt, fp))
+        depth += 1
+        level = nxt_level
+        if len(level) > len(widest):
+            widest, at = level, depth
+    entries = [(state, fp, at) for state, fp in widest]
+    size = deep_size(list(entries))
+    print(f"widest level {at}: {len(entries)} queued states, {size / 2**20:.1f} MiB in all")
+    per = size / max(len(entries), 1)
+    print(f"bytes_per_queued_state={per:.0f} level={at} queued={len(entries)} distinct={len(seen)}")
     return 0
 
 
