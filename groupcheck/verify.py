@@ -152,8 +152,11 @@ def _difference(recorded: object, derived: object, where: str) -> str | None:
 
 
 def _scenario(doc: dict[str, Any], source: str) -> Scenario:
+    """The embedded scenario, within the simulation limits: a replay costs a step of the model per
+    recorded step, so the larger groups that ``groupcheck simulate`` walks and shrinks (beyond what an
+    exhaustive search takes) replay too."""
     try:
-        return scenario_from_data(doc["scenario"], f"{source} (embedded scenario)")
+        return scenario_from_data(doc["scenario"], f"{source} (embedded scenario)", simulation=True)
     except ScenarioError as exc:
         raise TraceFormatError(str(exc)) from exc
 

@@ -14,6 +14,7 @@ import pytest
 
 from groupcheck.cli import main
 from groupcheck.runner import check_scenario
+from groupcheck.verify import replay_trace
 
 ROOT = Path(__file__).resolve().parent.parent
 SPEC = ROOT / "specs" / "teaching" / "gc-pause-zombie-fetch.toml"
@@ -307,3 +308,16 @@ def test_the_property_kind_is_compared(
 
     code, out = _replay(_forge(original, tmp_path, kind), capsys)
     assert code == 1 and 'property.kind is "deadlock" in the file, "always" on replay' in out, out
+
+
+def test_an_embedded_group_larger_than_exhaustive_limits_is_replayed(original: Path, tmp_path: Path) -> None:
+    """A trace that ``groupcheck simulate`` shrank can still need more consumers than an exhaustive search
+    takes: replay reads the embedded scenario within the simulation limits (it used to refuse it as a
+    malformed file). Here the group is forged larger, so the replay runs and finds the first difference."""
+
+    def grow(doc: Doc) -> None:
+        doc["scenario"]["group"]["consumers"] = 10
+
+    outcome = replay_trace(_forge(original, tmp_path, grow))
+    assert not outcome.reproduced and outcome.mismatch is not None
+    assert outcome.mismatch.startswith(("initial_state", "lifelines")), outcome.mismatch
