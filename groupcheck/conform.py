@@ -1536,9 +1536,9 @@ def _sent(kind: str, error: str) -> Callable[[World], bool]:
 
 # responses that uniform random walks hardly ever reach, by API and Kafka's error name (the coverage key
 # of a compared response): ILLEGAL_GENERATION came in none of 9,000 walks — it needs a failover that loses
-# a generation bump, the same broker re-elected, and a member that then syncs, heartbeats or commits with
-# the lost generation before it notices. A steered walk follows the search's shortest path to a world in
-# which the model's coordinator has sent one, then walks on at random.
+# a generation bump and a member that then syncs, heartbeats or commits with the lost generation before it
+# rejoins. A steered walk follows the search's shortest path to a world in which the model's coordinator
+# has sent one, then walks on at random.
 STEER_TARGETS: dict[str, Callable[[World], bool]] = {
     f"{api} ILLEGAL_GENERATION": _sent(f"{api}Response", ILLEGAL_GENERATION)
     for api in ("SyncGroup", "Heartbeat", "OffsetCommit")
