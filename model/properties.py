@@ -7,6 +7,7 @@ of the seed-000 design, the SyncGroup response of today's protocols).
 
 from __future__ import annotations
 
+import operator
 from collections.abc import Iterable
 
 from checker import Property, always, leads_to
@@ -33,12 +34,11 @@ def current_generation(w: World) -> int:
 
 def _overlap(groups: Iterable[tuple[int, ...]]) -> bool:
     seen: set[int] = set()
+    total = 0
     for slots in groups:
-        for s in slots:
-            if s in seen:
-                return True
-            seen.add(s)
-    return False
+        seen.update(slots)
+        total += len(slots)
+    return len(seen) != total
 
 
 def single_owner(cfg: Config, w: World) -> bool:
@@ -82,11 +82,8 @@ def generation_monotonic(w: World) -> bool:
 def no_lost_commit(w: World) -> bool:
     """No serving coordinator's committed offset is below one whose commit a consumer has received an
     acknowledgement for (an acknowledged commit is never lost or rolled back)."""
-    return all(
-        all(have >= acked for have, acked in zip(b.offsets, w.hist.acked, strict=True))
-        for b in w.brokers
-        if b.up and b.role in SERVING
-    )
+    acked = w.hist.acked
+    return not any(any(map(operator.lt, b.offsets, acked)) for b in w.brokers if b.up and b.role in SERVING)
 
 
 def _settled(w: World, b: Broker) -> bool:
@@ -168,9 +165,18 @@ def _quiet_coordinator(w: World) -> Broker | None:
     return b
 
 
-def _has_assignment(cfg: Config, w: World, b: Broker, m: int, c: int) -> bool:
+def _parts(b: Broker) -> dict[int | None, tuple[int, ...]]:
+    """Each owner's slots in ``b``'s ownership, in slot order."""
+    parts: dict[int | None, list[int]] = {}
+    for s, owner in enumerate(b.ownership):
+        parts.setdefault(owner, []).append(s)
+    return {owner: tuple(slots) for owner, slots in parts.items()}
+
+
+def _has_assignment(w: World, b: Broker, parts: dict[int | None, tuple[int, ...]], m: int, c: int) -> bool:
     """Consumer ``c`` is member ``m`` of ``b``'s generation, running unpaused, talking to ``b`` and
-    holding exactly its part of the assignment (nothing left to revoke)."""
+    holding exactly its part of the assignment (``parts``: :func:`_parts` of ``b``; nothing left to
+    revoke)."""
     cons = w.consumers[c]
     return (
         cons.status == MEMBER
@@ -179,7 +185,7 @@ def _has_assignment(cfg: Config, w: World, b: Broker, m: int, c: int) -> bool:
         and cons.generation == b.generation
         and cons.coordinator == w.leader
         and not cons.revoking
-        and cons.assignment == tuple(s for s, owner in enumerate(b.ownership) if owner == m)
+        and cons.assignment == parts.get(m, ())
     )
 
 
@@ -199,7 +205,8 @@ def stable(cfg: Config, w: World) -> bool:
     running = [c for c, cons in enumerate(w.consumers) if cons.status not in GONE and not cons.stalled]
     if len(running) != len(b.members) or sorted(c for _, c in b.members) != running:
         return False
-    if not all(_has_assignment(cfg, w, b, m, c) for m, c in b.members):
+    parts = _parts(b)
+    if not all(_has_assignment(w, b, parts, m, c) for m, c in b.members):
         return False
     if not b.members:
         return True
@@ -224,8 +231,9 @@ def rebalance_done(cfg: Config, w: World) -> bool:
     b = _quiet_coordinator(w)
     if b is None or w.log.generation != b.generation:
         return False
+    parts = _parts(b)
     return all(
-        _has_assignment(cfg, w, b, m, c)
+        _has_assignment(w, b, parts, m, c)
         for m, c in b.members
         if w.consumers[c].status not in GONE and not w.consumers[c].stalled
     )
