@@ -551,6 +551,12 @@ class Replayer:
             return [{"op": "commit_writes"}]
         if name == "SessionExpired":
             return [{"op": "expire", "member": self.kafka_id(args[1])}]
+        if name == "SyncTimeout":
+            # Kafka's pending-sync timer: every member that has not sent its SyncGroup is removed, and the
+            # group rebalances (the model's timeouts have causes: only the stalled member has not)
+            return [{"op": "sync_timeout"}]
+        # RebalanceTimeout: Kafka's join timer fires at the model's CompleteJoin that follows; it removes the
+        # dynamic members that have not rejoined and completes the join in one go
         if name == "CoordinatorCrash":
             return [{"op": "crash"}] if _coordinator(w) == args[0] else []
         if name == "ElectCoordinator":
@@ -689,7 +695,7 @@ class Replayer:
             self.coverage["event " + ev["op"]] += 1
             if "harness_error" in info:
                 raise HarnessUnavailable(f"harness: {ev['op']}: {info['harness_error']}")
-            if ev["op"] in ("expire", "complete_join", "prepare_rebalance") and not info.get(
+            if ev["op"] in ("expire", "complete_join", "sync_timeout", "prepare_rebalance") and not info.get(
                 "fired", info.get("prepared", True)
             ):
                 self.coverage[f"event {ev['op']} (nothing to fire)"] += 1
@@ -1053,6 +1059,39 @@ def _claims_dropped_on_close(case: Case) -> bool:
         and case.where == "state.group"
         and case.kafka == "Stable"
     )
+
+
+@rule(
+    "rebalance-timeout-before-rejoins",
+    MODEL_FIX,
+    """The rebalance timeout of a member whose poll loop stalled (model.coordinator.rebalance_timeout, a
+    timeout by its cause) fires as soon as the stall holds in PreparingRebalance, removing that member
+    alone while the healthy members have not rejoined yet. Kafka's rebalance timeout is the join timer
+    (max.poll.interval.ms, minutes): healthy members rejoin well before it fires, and when it fires it
+    removes every dynamic member that has not rejoined and completes the join in the same step
+    (GroupMetadataManager.completeClassicGroupJoin); a static member that has not rejoined is not removed
+    but stays in the new generation. Fix: enable RebalanceTimeout only once every member that is not
+    stalled has rejoined (or gone), and never for a static member (its session timeout removes it); conform
+    then fires Kafka's join timer at the CompleteJoin that follows.""",
+)
+def _rebalance_timeout_early(case: Case) -> bool:
+    name = _base(case.act)[0]
+    before = _base(case.prev_act)[0] if case.prev_act is not None else None
+    return name == "RebalanceTimeout" or (name == "CompleteJoin" and before == "RebalanceTimeout")
+
+
+@rule(
+    "sync-timeout-before-syncs",
+    MODEL_FIX,
+    """The pending-sync timeout of a member whose poll loop stalled before it sent its SyncGroup
+    (model.eager.sync_timeout, KAFKA-12890, a timeout by its cause) fires as soon as the stall holds,
+    removing that member alone while the healthy members may not have sent theirs yet. Kafka's pending-sync
+    timer fires one rebalance timeout after the join completed, when healthy members have long synced, and
+    removes every member that has not sent its SyncGroup (expirePendingSync), then rebalances. Fix: enable
+    SyncTimeout only once every member that is not stalled has sent its SyncGroup (or gone).""",
+)
+def _sync_timeout_early(case: Case) -> bool:
+    return _base(case.act)[0] == "SyncTimeout"
 
 
 @rule(
@@ -1474,7 +1513,7 @@ def run(
                         sc, h, rng=walk_rng, actions=path, max_steps=max_steps, source=source, then_walk=True
                     )
                     rep.steered[target] += 1
-                    if r.coverage[f"response {target}"]:
+                    if r.coverage[f"response {target}"] or any(a[0] == target for a in r.actions):
                         rep.steered_reached[target] += 1
                 elif path is not None:
                     r = replay_walk(sc, h, actions=path, source=source)
@@ -1529,19 +1568,38 @@ def counterexample_search(
     return search
 
 
-def _sent(kind: str, error: str) -> Callable[[World], bool]:
-    """A predicate: a ``kind`` response with ``error`` is on its way to a consumer."""
-    return lambda w: any(m.kind == kind and m.error == error for ln in w.links for m in ln.to_consumer)
+Target = Callable[[GroupModel, World], bool]
 
 
-# responses that uniform random walks hardly ever reach, by API and Kafka's error name (the coverage key
-# of a compared response): ILLEGAL_GENERATION came in none of 9,000 walks — it needs a failover that loses
-# a generation bump and a member that then syncs, heartbeats or commits with the lost generation before it
-# rejoins. A steered walk follows the search's shortest path to a world in which the model's coordinator
-# has sent one, then walks on at random.
-STEER_TARGETS: dict[str, Callable[[World], bool]] = {
-    f"{api} ILLEGAL_GENERATION": _sent(f"{api}Response", ILLEGAL_GENERATION)
-    for api in ("SyncGroup", "Heartbeat", "OffsetCommit")
+def _sent(kind: str, error: str) -> Target:
+    """A target: a ``kind`` response with ``error`` is on its way to a consumer."""
+    return lambda m, w: any(x.kind == kind and x.error == error for ln in w.links for x in ln.to_consumer)
+
+
+def _enabled(step: str) -> Target:
+    """A target: the model can take ``step`` (a steered walk then takes it)."""
+    return lambda m, w: _step_of(m, w, step) is not None
+
+
+def _step_of(model: GroupModel, w: World, step: str) -> Act | None:
+    return next((a for a in model.actions(w) if a.name == step and model._step(w, a) is not None), None)
+
+
+# what uniform random walks hardly ever reach, each a target of steered walks: a response by API and
+# Kafka's error name (the coverage key of a compared response), or a step of the model by name. A steered
+# walk follows the search's shortest path to a world in which the model's coordinator has sent the
+# response (or takes the step at the end of it), then walks on at random. ILLEGAL_GENERATION came in none
+# of 9,000 walks: it needs a failover that loses a generation bump and a member that then syncs,
+# heartbeats or commits with the lost generation before it rejoins. The rebalance and pending-sync
+# timeouts need a member whose poll loop stalls at the right moment (the poll_stalls fault); they fire
+# Kafka's join and pending-sync timers.
+STEER_TARGETS: dict[str, Target] = {
+    **{
+        f"{api} ILLEGAL_GENERATION": _sent(f"{api}Response", ILLEGAL_GENERATION)
+        for api in ("SyncGroup", "Heartbeat", "OffsetCommit")
+    },
+    "RebalanceTimeout": _enabled("RebalanceTimeout"),
+    "SyncTimeout": _enabled("SyncTimeout"),
 }
 STEER_MAX_STATES = 20_000
 
@@ -1559,26 +1617,29 @@ def steering_search(
     max_states: int = STEER_MAX_STATES, progress: Callable[[str], None] | None = None
 ) -> Callable[[Scenario, Sequence[str]], dict[str, Sequence[Act]]]:
     """What steers walks to the targets of :data:`STEER_TARGETS`: breadth-first searches of a scenario
-    (within its bounds, at most ``max_states`` states each) for the shortest path to a world in which the
-    model's coordinator has sent each target response; the targets it finds no path to are left out."""
+    (within its bounds, at most ``max_states`` states each) for the shortest path to a world a target
+    holds in (a step target's path ends with that step); the targets it finds no path to are left out."""
     from checker import always, bfs
-
-    def never(target: str) -> Any:
-        reached = STEER_TARGETS[target]
-        return always(target, lambda w: not reached(w))
 
     def search(sc: Scenario, targets: Sequence[str]) -> dict[str, Sequence[Act]]:
         found: dict[str, Sequence[Act]] = {}
         todo = list(targets)
         while todo:
             model = _Steered(sc.config)
+
+            def never(target: str, model: GroupModel = model) -> Any:
+                reached = STEER_TARGETS[target]
+                return always(target, lambda w: not reached(model, w))
+
             model.wanted = tuple(never(t) for t in todo)
             if progress:
                 progress(f"searching {sc.name} for a path to {', '.join(todo)}")
             cex = bfs(model, max_states=max_states, check_deadlock=False).counterexample
             if cex is None or cex.property not in todo:
                 break
-            found[cex.property] = [step.action for step in cex.steps]
+            path = [step.action for step in cex.steps]
+            last = _step_of(model, cex.final_state, cex.property)
+            found[cex.property] = [*path, last] if last is not None else path
             todo.remove(cex.property)
         return found
 
@@ -1614,7 +1675,7 @@ def summary_lines(report: Report) -> list[str]:
         for target, n in sorted(p.steered.items()):
             lines.append(
                 f"{'':<4}steered to {target}: {n} walk(s) in {p.steered_in[target]}, "
-                f"{p.steered_reached[target]} compared it with Kafka's"
+                f"{p.steered_reached[target]} reached it"
             )
         for target in p.unreached:
             lines.append(f"{'':<4}steered to {target}: no path within the search's limit in any scenario")

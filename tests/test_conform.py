@@ -244,6 +244,39 @@ PINNED: dict[str, tuple[str, list[list[object]]]] = {
             ["BeginRebalance", "B1", [0]],
         ],
     ),
+    # a stalled member's rebalance timeout fires before the healthy member has rejoined (steered walk)
+    "rebalance-timeout-before-rejoins": (
+        "conformance/scenarios/eager-poll-stall.toml",
+        [
+            ["AddPartition", "env", [0]],
+            ["NoticePartitionGrowth", "B1", [0]],
+            ["BeginRebalance", "B1", [0]],
+            ["PollStall", "C1", [0]],
+            ["RebalanceTimeout", "B1", [0, 1]],
+        ],
+    ),
+    # a stalled member's pending-sync timeout fires before the leader has sent its SyncGroup
+    "sync-timeout-before-syncs": (
+        "conformance/scenarios/eager-poll-stall.toml",
+        [
+            ["Heartbeat", "C2", [1]],
+            ["AddPartition", "env", [0]],
+            ["NoticePartitionGrowth", "B1", [0]],
+            ["Heartbeat", "C1", [0]],
+            ["BeginRebalance", "B1", [0]],
+            ["HandleHeartbeat", "B1", [0, 0]],
+            ["HandleHeartbeat", "B1", [0, 1]],
+            ["HeartbeatResponse", "C1", [0, 0]],
+            ["JoinGroup", "C1", [0]],
+            ["HeartbeatResponse", "C2", [1, 0]],
+            ["JoinGroup", "C2", [1]],
+            ["PollStall", "C2", [1]],
+            ["HandleJoinGroup", "B1", [0, 1]],
+            ["HandleJoinGroup", "B1", [0, 0]],
+            ["CompleteJoin", "B1", [0]],
+            ["SyncTimeout", "B1", [0, 2]],
+        ],
+    ),
     "connection-close": (
         "specs/eager/eager-member-churn.toml",
         [

@@ -158,6 +158,7 @@ final class Harness {
             case "fetch": fetch(ev); break;
             case "expire": fire(MockTimer.heartbeatKey(GROUP, str(ev, "member")), info); break;
             case "complete_join": completeJoin(info); break;
+            case "sync_timeout": fire(MockTimer.syncKey(GROUP), info); break;
             case "commit_writes": commitWrites(info); break;
             case "prepare_rebalance": prepareRebalance(str(ev, "reason"), info); break;
             case "crash": discard(false); status = "none"; break;
@@ -944,6 +945,10 @@ final class Harness {
 
         static String joinKey(String group) {
             return "join-" + group;  // GroupMetadataManager#classicGroupJoinKey
+        }
+
+        static String syncKey(String group) {
+            return "sync-" + group;  // GroupMetadataManager#classicGroupSyncKey: the pending-sync timeout
         }
 
         Task take(String key) {

@@ -28,7 +28,7 @@ import java.util.Map;
  * {@code {"events": [...], "responses": [...], "state": {...}}}: what each event did, every response
  * completed during the step (to which consumer, tagged as its request was), and the group's state after
  * it. Events are {@code reset}, {@code bootstrap}, {@code join}, {@code sync}, {@code heartbeat},
- * {@code leave}, {@code commit}, {@code fetch}, {@code expire}, {@code complete_join},
+ * {@code leave}, {@code commit}, {@code fetch}, {@code expire}, {@code complete_join}, {@code sync_timeout},
  * {@code commit_writes}, {@code prepare_rebalance}, {@code crash}, {@code unload}, {@code elect},
  * {@code load}; see {@link Harness}. The harness starts with an empty, serving coordinator.
  */
