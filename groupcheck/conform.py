@@ -1035,63 +1035,21 @@ def _granularity(case: Case) -> bool:
 
 
 @rule(
-    "claims-dropped-on-close",
+    "static-member-kept-at-rebalance-timeout",
     MODEL_FIX,
-    """A follower rejoins a Stable group with the ownership claims it last reported, after its connection
-    to the coordinator closed (it gave up waiting for an answer and looked the coordinator up again). Kafka
-    keeps each member's subscription whatever its connections do, finds the metadata unchanged
-    (ClassicGroupMember.matches) and answers at once with the current generation; the model's
-    close_connection drops the consumer's claims with what it held (coordinator._drop_held), so the
-    coordinator counts the metadata as changed and rebalances. Fix: _drop_held drops a consumer's claims
-    only with a JoinGroup it held for it (or not at all: write_record stores members' claims only).""",
+    """Static membership: the rebalance timeout runs out while a static member whose poll loop stalled has
+    not rejoined. Kafka removes only the dynamic members still missing (KAFKA-8220, KIP-345: a static
+    member is not kicked out through the rebalance timeout) and completes the join with the static member
+    in the new generation, to be answered when it rejoins; the model's coordinator completes a join only
+    with every member rejoined, so it removes the static member like a dynamic one
+    (model.coordinator.rebalance_timeout). Fix: let CompleteJoin count a timed-out static member as joined
+    with its last metadata.""",
 )
-def _claims_dropped_on_close(case: Case) -> bool:
-    pw, pa = case.prev_w, case.prev_act
-    if pw is None or pa is None or pa.name != "HandleJoinGroup" or case.rep.cfg.protocol != "cooperative":
-        return False
-    b, c = _base(pa)[2]
-    br = pw.brokers[b]
-    return (
-        br.role == STEADY
-        and br.trigger is None
-        and any(cc == c for _, cc in br.members)
-        and not any(x[0] == c for x in br.claims)
-        and case.where == "state.group"
-        and case.kafka == "Stable"
-    )
-
-
-@rule(
-    "rebalance-timeout-before-rejoins",
-    MODEL_FIX,
-    """The rebalance timeout of a member whose poll loop stalled (model.coordinator.rebalance_timeout, a
-    timeout by its cause) fires as soon as the stall holds in PreparingRebalance, removing that member
-    alone while the healthy members have not rejoined yet. Kafka's rebalance timeout is the join timer
-    (max.poll.interval.ms, minutes): healthy members rejoin well before it fires, and when it fires it
-    removes every dynamic member that has not rejoined and completes the join in the same step
-    (GroupMetadataManager.completeClassicGroupJoin); a static member that has not rejoined is not removed
-    but stays in the new generation. Fix: enable RebalanceTimeout only once every member that is not
-    stalled has rejoined (or gone), and never for a static member (its session timeout removes it); conform
-    then fires Kafka's join timer at the CompleteJoin that follows.""",
-)
-def _rebalance_timeout_early(case: Case) -> bool:
+def _static_kept_at_rebalance_timeout(case: Case) -> bool:
     name = _base(case.act)[0]
     before = _base(case.prev_act)[0] if case.prev_act is not None else None
-    return name == "RebalanceTimeout" or (name == "CompleteJoin" and before == "RebalanceTimeout")
-
-
-@rule(
-    "sync-timeout-before-syncs",
-    MODEL_FIX,
-    """The pending-sync timeout of a member whose poll loop stalled before it sent its SyncGroup
-    (model.eager.sync_timeout, KAFKA-12890, a timeout by its cause) fires as soon as the stall holds,
-    removing that member alone while the healthy members may not have sent theirs yet. Kafka's pending-sync
-    timer fires one rebalance timeout after the join completed, when healthy members have long synced, and
-    removes every member that has not sent its SyncGroup (expirePendingSync), then rebalances. Fix: enable
-    SyncTimeout only once every member that is not stalled has sent its SyncGroup (or gone).""",
-)
-def _sync_timeout_early(case: Case) -> bool:
-    return _base(case.act)[0] == "SyncTimeout"
+    timed_out = name == "RebalanceTimeout" or (name == "CompleteJoin" and before == "RebalanceTimeout")
+    return timed_out and case.rep.cfg.protocol == "static"
 
 
 @rule(

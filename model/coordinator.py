@@ -84,14 +84,14 @@ def holds_request_of(br: Broker, c: int) -> bool:
 def _drop_held(br: Broker, c: int) -> Broker:
     """Consumer ``c``'s connection closed: a JoinGroup or SyncGroup held for it has nowhere to be
     answered."""
-    if not br.late and not br.joined and not br.syncs and not br.claims:
+    if not br.late and not br.joined and not br.syncs:
         return br
+    # the claims (a member's subscription metadata) stay: Kafka keeps them whatever its connections do
     return replace(
         br,
         joined=tuple(e for e in br.joined if e[0] != c or c in br.answered),
         late=tuple(e for e in br.late if e[0] != c),
         syncs=tuple(x for x in br.syncs if x[0] != c),
-        claims=tuple(x for x in br.claims if x[0] != c),
     )
 
 
@@ -484,17 +484,26 @@ def rebalance_timeout(cfg: Config, w: World, b: int, mid: int) -> World | None:
     while member ``mid`` has not rejoined: the coordinator removes it, so the join can complete without
     it. A timeout whose cause persists: the member cannot rejoin because its poll loop is stalled (its
     heartbeat thread keeps its session alive, so only this timeout removes it; a member whose heartbeats
-    stopped is removed by its session timeout). With ``wait_for_rejoin`` off the coordinator does not
-    wait (a rebalance timeout of 0, KAFKA-8653): every old member that has not rejoined yet is removed,
-    whatever it is doing. The removed member's next request is answered UnknownConsumer."""
+    stopped is removed by its session timeout), and every other member that can rejoin has (Kafka's timer
+    is minutes long: healthy members rejoin well before it runs out). With ``wait_for_rejoin`` off the
+    coordinator does not wait (a rebalance timeout of 0, KAFKA-8653): every old member that has not
+    rejoined yet is removed, whatever it is doing. The removed member's next request is answered
+    UnknownConsumer."""
     br = active_broker(w, b)
     if br is None or br.role != PREPARE:
         return None
     entry = next((e for e in br.members if e[0] == mid), None)
     if entry is None or any(m == mid for _, m in br.joined):
         return None
-    if cfg.switches.wait_for_rejoin and not w.consumers[entry[1]].stalled:
-        return None
+    if cfg.switches.wait_for_rejoin:
+        if not w.consumers[entry[1]].stalled:
+            return None
+        # the timer runs out after every member that can rejoin has: each one still missing is stalled
+        # (or will be removed by its session timeout)
+        joined = {m for _, m in br.joined}
+        for m, c in br.members:
+            if m not in joined and not w.consumers[c].stalled and expiry_cause(cfg, w, b, c, m) is None:
+                return None
     return set_broker(w, b, replace(br, members=tuple(e for e in br.members if e[0] != mid)))
 
 

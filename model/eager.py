@@ -462,8 +462,9 @@ def sync_timeout(cfg: Config, w: World, b: int, mid: int) -> World | None:
     of the JoinGroup responses (CompletingRebalance, and Stable for members still to sync); a member that
     has not sent it is removed and the group rebalances. A timeout whose cause persists: member ``mid``'s
     poll loop is stalled before it sent its SyncGroup for this generation (its heartbeats go on, so its
-    session does not expire; since Kafka 2.5 a heartbeat is answered in CompletingRebalance). Off with
-    ``sync_timeout``: the group waits for that SyncGroup for ever."""
+    session does not expire; since Kafka 2.5 a heartbeat is answered in CompletingRebalance), and every
+    member that can sync has (the timer is minutes long). Off with ``sync_timeout``: the group waits for
+    that SyncGroup for ever."""
     br = classic.active_broker(w, b)
     if not cfg.switches.sync_timeout or br is None or br.role not in (REBALANCING, STEADY):
         return None
@@ -472,17 +473,24 @@ def sync_timeout(cfg: Config, w: World, b: int, mid: int) -> World | None:
     entry = next((e for e in br.members if e[0] == mid), None)
     if entry is None:
         return None
-    c = entry[1]
-    cons = w.consumers[c]
-    if not cons.stalled or any(x[0] == c for x in br.syncs):
+    if not w.consumers[entry[1]].stalled or not _pending_sync(cfg, w, b, br, *entry):
         return None
-    # its JoinGroup response for this generation waits unread, or it has read it and not synced
+    # the timer runs out after every member that can sync has: each one still to sync is stalled
+    if any(_pending_sync(cfg, w, b, br, m, c) and not w.consumers[c].stalled for m, c in br.members):
+        return None
+    br = replace(br, members=tuple(e for e in br.members if e[0] != mid))
+    return _trigger(cfg, w, b, br, "sync-timeout")
+
+
+def _pending_sync(cfg: Config, w: World, b: int, br: Broker, mid: int, c: int) -> bool:
+    """Member ``mid`` (consumer ``c``) has not sent its SyncGroup for ``br``'s generation: its JoinGroup
+    response waits unread, or it has read it and not synced."""
+    cons = w.consumers[c]
+    if any(x[0] == c for x in br.syncs):
+        return False
     unread = cons.awaiting == "join" and any(
         m.kind == "JoinGroupResponse" and m.member_id == mid and m.generation == br.generation
         for m in link(cfg, w, c, b).to_consumer
     )
     to_sync = cons.status == SYNCING and cons.awaiting is None and cons.generation == br.generation
-    if not (unread or (to_sync and cons.member_id == mid)):
-        return None
-    br = replace(br, members=tuple(e for e in br.members if e[0] != mid))
-    return _trigger(cfg, w, b, br, "sync-timeout")
+    return unread or (to_sync and cons.member_id == mid)

@@ -148,6 +148,91 @@ FIXED: dict[str, tuple[str, Steps]] = {
             ["CompleteJoin", "B1", [0]],  # Kafka's new leader is C2's member or C3's
         ],
     ),
+    "claims-dropped-on-close": (
+        "specs/cooperative/cooperative-failover-in-phase-4.toml",
+        [
+            ["AddPartition", "env", [0]],
+            ["Heartbeat", "C1", [0]],
+            ["HandleHeartbeat", "B1", [0, 0]],
+            ["Fetch", "C1", [0]],
+            ["NoticePartitionGrowth", "B1", [0]],
+            ["BeginRebalance", "B1", [0]],
+            ["HeartbeatResponse", "C1", [0, 0]],
+            ["Heartbeat", "C1", [0]],
+            ["HandleHeartbeat", "B1", [0, 0]],
+            ["HeartbeatResponse", "C1", [0, 0]],
+            ["Heartbeat", "C2", [1]],
+            ["HandleHeartbeat", "B1", [0, 1]],
+            ["HeartbeatResponse", "C2", [1, 0]],
+            ["OffsetCommit", "C1", [0]],
+            ["HandleOffsetCommit", "B1", [0, 0]],
+            ["JoinGroup", "C2", [1]],
+            ["OffsetCommitResponse", "C1", [0, 0]],
+            ["HandleJoinGroup", "B1", [0, 1]],
+            ["JoinGroup", "C1", [0]],
+            ["HandleJoinGroup", "B1", [0, 0]],
+            ["CompleteJoin", "B1", [0]],
+            ["JoinGroupResponse", "C1", [0, 0]],
+            ["JoinGroupResponse", "C2", [1, 0]],
+            ["SyncGroup", "C1", [0]],
+            ["HandleSyncGroup", "B1", [0, 0]],
+            ["SyncGroup", "C2", [1]],
+            ["HandleSyncGroup", "B1", [0, 1]],
+            ["CoordinatorCrash", "B1", [0]],
+            ["BrokerRestart", "B1", [0]],
+            ["ElectCoordinator", "B1", [0]],
+            ["LoadGroup", "B1", [0]],
+            ["CoordinatorTimeout", "C1", [0]],
+            ["FindCoordinator", "C1", [0]],
+            ["CoordinatorTimeout", "C2", [1]],
+            ["FindCoordinator", "C2", [1]],
+            ["JoinGroup", "C2", [1]],
+            ["JoinGroup", "C1", [0]],
+            ["HandleJoinGroup", "B1", [0, 1]],
+        ],
+    ),
+    # a stalled member's rebalance timeout, once the healthy member has rejoined (Kafka's join timer)
+    "rebalance-timeout-before-rejoins": (
+        "conformance/scenarios/eager-poll-stall.toml",
+        [
+            ["AddPartition", "env", [0]],
+            ["NoticePartitionGrowth", "B1", [0]],
+            ["BeginRebalance", "B1", [0]],
+            ["PollStall", "C1", [0]],
+            ["Heartbeat", "C2", [1]],
+            ["HandleHeartbeat", "B1", [0, 1]],
+            ["HeartbeatResponse", "C2", [1, 0]],
+            ["JoinGroup", "C2", [1]],
+            ["HandleJoinGroup", "B1", [0, 1]],
+            ["RebalanceTimeout", "B1", [0, 1]],
+            ["CompleteJoin", "B1", [0]],
+        ],
+    ),
+    # a stalled member's pending-sync timeout, once the leader has sent its SyncGroup (Kafka's sync timer)
+    "sync-timeout-before-syncs": (
+        "conformance/scenarios/eager-poll-stall.toml",
+        [
+            ["Heartbeat", "C2", [1]],
+            ["AddPartition", "env", [0]],
+            ["NoticePartitionGrowth", "B1", [0]],
+            ["Heartbeat", "C1", [0]],
+            ["BeginRebalance", "B1", [0]],
+            ["HandleHeartbeat", "B1", [0, 0]],
+            ["HandleHeartbeat", "B1", [0, 1]],
+            ["HeartbeatResponse", "C1", [0, 0]],
+            ["JoinGroup", "C1", [0]],
+            ["HeartbeatResponse", "C2", [1, 0]],
+            ["JoinGroup", "C2", [1]],
+            ["PollStall", "C2", [1]],
+            ["HandleJoinGroup", "B1", [0, 1]],
+            ["HandleJoinGroup", "B1", [0, 0]],
+            ["CompleteJoin", "B1", [0]],
+            ["JoinGroupResponse", "C1", [0, 0]],
+            ["SyncGroup", "C1", [0]],
+            ["HandleSyncGroup", "B1", [0, 0]],
+            ["SyncTimeout", "B1", [0, 2]],
+        ],
+    ),
 }
 
 
@@ -275,3 +360,49 @@ def test_the_leader_choice_is_an_argument_of_the_step() -> None:
     model, w = _walked("leader-choice", -1)
     nxt = model.next_state(w, Act("CompleteJoin", "B1", (0, 1)))
     assert nxt is not None and model.next_state(w, Act("CompleteJoin", "B1", (0, 2))) is None
+
+
+# -- claims-dropped-on-close, and the two poll-stall timeouts that fired early -----------------------------
+
+
+def test_a_closed_connection_keeps_the_members_claims() -> None:
+    """Kafka keeps a member's subscription whatever its connections do: closing a consumer's connection
+    drops what the coordinator held for it, never its claims (the old model dropped them, so an unchanged
+    follower that reconnected made the coordinator rebalance)."""
+    from model.coordinator import close_connection
+
+    sc = load_scenario(ROOT / "specs" / "cooperative" / "cooperative-failover-in-phase-4.toml")
+    model = GroupModel(sc.config)
+    w = model.init_states()[0]
+    br = replace(w.brokers[0], claims=((0, (0,), 1), (1, (1,), 1)), syncs=((0, 1),))
+    w = replace(w, brokers=(br, *w.brokers[1:]))
+    after = close_connection(sc.config, w, 0, 0).brokers[0]
+    assert after.syncs == () and after.claims == br.claims
+
+
+def _walk(path: str, steps: Steps, upto: int) -> tuple[GroupModel, World]:
+    model = GroupModel(load_scenario(ROOT / path).config)
+    w = model.init_states()[0]
+    for name, actor, args in steps[:upto]:
+        nxt = model.next_state(w, Act(str(name), str(actor), tuple(args)))  # type: ignore[arg-type]
+        assert nxt is not None, (name, actor, args)
+        w = nxt
+    return model, w
+
+
+def test_the_rebalance_timeout_waits_for_every_member_that_can_rejoin() -> None:
+    path, steps = FIXED["rebalance-timeout-before-rejoins"]
+    timeout = Act("RebalanceTimeout", "B1", (0, 1))
+    model, stalled = _walk(path, steps, 4)  # C1 stalled in PreparingRebalance, C2 not rejoined yet
+    assert stalled.consumers[0].stalled and model.next_state(stalled, timeout) is None
+    model, rejoined = _walk(path, steps, 9)  # C2's JoinGroup is held now
+    assert model.next_state(rejoined, timeout) is not None
+
+
+def test_the_sync_timeout_waits_for_every_member_that_can_sync() -> None:
+    path, steps = FIXED["sync-timeout-before-syncs"]
+    timeout = Act("SyncTimeout", "B1", (0, 2))
+    model, before = _walk(path, steps, 15)  # join complete, C2 stalled, the leader C1 not synced yet
+    assert model.next_state(before, timeout) is None
+    model, synced = _walk(path, steps, 18)  # the leader's SyncGroup is held
+    assert model.next_state(synced, timeout) is not None
