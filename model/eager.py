@@ -473,24 +473,31 @@ def sync_timeout(cfg: Config, w: World, b: int, mid: int) -> World | None:
     entry = next((e for e in br.members if e[0] == mid), None)
     if entry is None:
         return None
-    if not w.consumers[entry[1]].stalled or not _pending_sync(cfg, w, b, br, *entry):
+    if _pending_sync(cfg, w, b, br, *entry) != "stalled":
         return None
     # the timer runs out after every member that can sync has: each one still to sync is stalled
-    if any(_pending_sync(cfg, w, b, br, m, c) and not w.consumers[c].stalled for m, c in br.members):
+    if any(_pending_sync(cfg, w, b, br, m, c) == "can-sync" for m, c in br.members):
         return None
     br = replace(br, members=tuple(e for e in br.members if e[0] != mid))
     return _trigger(cfg, w, b, br, "sync-timeout")
 
 
-def _pending_sync(cfg: Config, w: World, b: int, br: Broker, mid: int, c: int) -> bool:
-    """Member ``mid`` (consumer ``c``) has not sent its SyncGroup for ``br``'s generation: its JoinGroup
-    response waits unread, or it has read it and not synced."""
+def _pending_sync(cfg: Config, w: World, b: int, br: Broker, mid: int, c: int) -> str | None:
+    """Whether member ``mid`` (consumer ``c``) has yet to get a SyncGroup for ``br``'s generation to
+    ``b``: ``None`` if it has (or is not of this generation), ``"stalled"`` if it cannot (its JoinGroup
+    response waits unread, or it read it and did not sync, and its poll loop is stalled), ``"can-sync"``
+    if it still may (its SyncGroup is on the way, or its poll loop runs)."""
     cons = w.consumers[c]
     if any(x[0] == c for x in br.syncs):
-        return False
+        return None
+    ln = link(cfg, w, c, b)
+    if any(m.kind == "SyncGroup" and m.member_id == mid for m in ln.to_broker):
+        return "can-sync"
     unread = cons.awaiting == "join" and any(
         m.kind == "JoinGroupResponse" and m.member_id == mid and m.generation == br.generation
-        for m in link(cfg, w, c, b).to_consumer
+        for m in ln.to_consumer
     )
     to_sync = cons.status == SYNCING and cons.awaiting is None and cons.generation == br.generation
-    return unread or (to_sync and cons.member_id == mid)
+    if not (unread or (to_sync and cons.member_id == mid)):
+        return None
+    return "stalled" if cons.stalled else "can-sync"

@@ -116,7 +116,18 @@ def test_the_rebalance_timeout_removes_only_a_member_that_cannot_rejoin() -> Non
     w = preparing(model)
     assert model.next_state(w, Act("RebalanceTimeout", "B1", (0, 1))) is None  # C1 can still rejoin
     stalled = walk(model, w, ("PollStall", "C1", (0,)))
-    removed = walk(model, stalled, ("RebalanceTimeout", "B1", (0, 1)))
+    # the timer runs out only after every member that can rejoin has: C3 first
+    assert model.next_state(stalled, Act("RebalanceTimeout", "B1", (0, 1))) is None
+    rejoined = walk(
+        model,
+        stalled,
+        ("Heartbeat", "C3", (2,)),
+        ("HandleHeartbeat", "B1", (0, 2)),
+        ("HeartbeatResponse", "C3", (2, 0)),
+        ("JoinGroup", "C3", (2,)),
+        ("HandleJoinGroup", "B1", (0, 2)),
+    )
+    removed = walk(model, rejoined, ("RebalanceTimeout", "B1", (0, 1)))
     assert [m for m, _ in removed.brokers[0].members] == [3]
     eager_kick = GroupModel(replace(cfg, switches=Switches(wait_for_rejoin=False)))
     w = preparing(eager_kick)
