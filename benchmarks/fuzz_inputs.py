@@ -22,6 +22,7 @@ import argparse
 import contextlib
 import copy
 import datetime as dt
+import functools
 import io
 import json
 import math
@@ -46,7 +47,9 @@ from model.scenario import (
     LIMITS,
     MAX_NAME_CHARS,
     MAX_PARTITIONS,
+    MAX_SIMULATION_PARTITIONS,
     MAX_TOPICS,
+    SIMULATION_LIMITS,
     ScenarioError,
     scenario_from_data,
 )
@@ -335,7 +338,7 @@ def _s_date(rng: random.Random, data: dict[str, Any]) -> str:
     return REJECT
 
 
-def _s_out_of_range(rng: random.Random, data: dict[str, Any]) -> str:
+def _s_out_of_range(rng: random.Random, data: dict[str, Any], simulation: bool = False) -> str:
     if rng.random() < 0.3:
         path = rng.choice(list(ENUM_FIELDS))
         _table_at(data, path[:-1])[path[-1]] = copy.deepcopy(rng.choice(ENUM_FIELDS[path]))
@@ -344,7 +347,7 @@ def _s_out_of_range(rng: random.Random, data: dict[str, Any]) -> str:
         path, limit = ("group", "topics", rng.choice(list(_topics(data)))), "topic size"
     else:
         path, limit = rng.choice(list(INT_FIELDS.items()))
-    lo, hi = LIMITS[limit]
+    lo, hi = (SIMULATION_LIMITS if simulation else LIMITS)[limit]
     value = rng.choice([lo - 1, hi + 1, -(2**70), 2**70, hi + rng.randint(1, 1000)])
     _table_at(data, path[:-1])[path[-1]] = value
     return REJECT
@@ -379,18 +382,20 @@ def _s_bad_name(rng: random.Random, data: dict[str, Any]) -> str:
     return REJECT
 
 
-def _s_many(rng: random.Random, data: dict[str, Any]) -> str:
+def _s_many(rng: random.Random, data: dict[str, Any], simulation: bool = False) -> str:
     group = _table_at(data, ("group",))
+    # (simulation: the larger limits of groupcheck simulate, which replay applies to a trace's scenario)
+    size, most = (256, MAX_SIMULATION_PARTITIONS) if simulation else (8, MAX_PARTITIONS)
     choice = rng.randrange(3)
     if choice == 0:
         n = rng.choice([MAX_TOPICS + 1, 100, 5_000])
         group["topics"] = {f"t{i}": rng.randint(1, 2) for i in range(n)}
     elif choice == 1:  # few topics, too many partitions in all
-        n = rng.randint(MAX_PARTITIONS // 8 + 1, MAX_TOPICS)
-        group["topics"] = {f"t{i}": 8 for i in range(n)}
+        n = rng.randint(most // size + 1, MAX_TOPICS)
+        group["topics"] = {f"t{i}": size for i in range(n)}
     else:  # partition_growth adds to every topic
-        group["topics"] = {f"t{i}": 4 for i in range(MAX_TOPICS)}
-        _table_at(data, ("faults",))["partition_growth"] = rng.randint(1, 5)
+        group["topics"] = {f"t{i}": size // 2 for i in range(MAX_TOPICS)}
+        _table_at(data, ("faults",))["partition_growth"] = rng.randint(size // 2, size // 2 + 5)
     return REJECT
 
 
@@ -685,8 +690,11 @@ def _t_bad_steps(rng: random.Random, doc: dict[str, Any]) -> str:
 
 
 def _t_bad_scenario(rng: random.Random, doc: dict[str, Any]) -> str:
-    """An embedded scenario that no longer loads: replay must refuse it (show may still narrate)."""
-    op = rng.choice([_s_unknown_key, _s_wrong_type, _s_out_of_range, _s_control_char, _s_many])
+    """An embedded scenario that no longer loads: replay must refuse it (show may still narrate). Replay
+    reads it within the simulation limits (a walk that groupcheck simulate shrank may be large)."""
+    sim_range = functools.partial(_s_out_of_range, simulation=True)
+    sim_many = functools.partial(_s_many, simulation=True)
+    op = rng.choice([_s_unknown_key, _s_wrong_type, sim_range, _s_control_char, sim_many])
     op(rng, doc["scenario"])
     return REJECT + "-replay"
 

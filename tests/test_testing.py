@@ -15,7 +15,8 @@ def test_scenario_files_finds_every_scenario_and_refuses_a_typo() -> None:
     found = scenario_files(SPECS)
     assert len(found) == len(set(found)) and found == sorted(found)
     folders = {p.parent.name for p in found}  # every folder of the catalogue, recursively
-    assert folders == {"specs", "switches", "teaching", "eager", "static", "cooperative"}
+    expected = {"specs", "switches", "teaching", "eager", "static", "cooperative", "history", "liveness"}
+    assert folders == expected
     assert SPECS / "teaching" / "partitioned-consumer-late-revoke.toml" in found
     assert scenario_files(SPECS / "stable-group-no-faults.toml") == [SPECS / "stable-group-no-faults.toml"]
     with pytest.raises(FileNotFoundError, match="no-such-folder"):
