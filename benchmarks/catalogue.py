@@ -12,8 +12,9 @@ import sys
 import time
 from pathlib import Path
 
+from groupcheck.model.scenario import load_scenario
+
 from groupcheck import check_scenario
-from model.scenario import load_scenario
 
 
 def main(argv: list[str]) -> int:

@@ -92,7 +92,7 @@ import json, resource, sys, time
 from pathlib import Path
 import groupcheck, model
 from groupcheck import check_scenario
-from model.scenario import load_scenario
+from groupcheck.model.scenario import load_scenario
 path, out = sys.argv[1], sys.argv[2]
 t = time.process_time()
 o = check_scenario(load_scenario(path), Path(out) if out else None)

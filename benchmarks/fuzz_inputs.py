@@ -39,11 +39,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from groupcheck.cli import main as cli_main
-from groupcheck.sweep import MAX_GRID_POINTS, SweepError, load_sweep
-from model.config import FAULT_NAMES, SWITCH_NAMES
-from model.properties import PROPERTY_NAMES
-from model.scenario import (
+from groupcheck.model.scenario import (
     LIMITS,
     MAX_NAME_CHARS,
     MAX_PARTITIONS,
@@ -53,6 +49,11 @@ from model.scenario import (
     ScenarioError,
     scenario_from_data,
 )
+from groupcheck.model.shared.config import FAULT_NAMES, SWITCH_NAMES
+from groupcheck.model.shared.properties import PROPERTY_NAMES
+
+from groupcheck.cli import main as cli_main
+from groupcheck.sweep import MAX_GRID_POINTS, SweepError, load_sweep
 
 ROOT = Path(__file__).resolve().parent.parent
 REJECT, ACCEPT, ANY = "reject", "accept", "any"  # what a mutant must get: refused, accepted, either

@@ -17,10 +17,10 @@ import resource
 import sys
 from pathlib import Path
 
-from checker import bfs
-from checker.parallel import parallel_bfs
-from model.group import GroupModel
-from model.scenario import load_scenario
+from groupcheck.checker import bfs
+from groupcheck.checker.parallel import parallel_bfs
+from groupcheck.model.group import GroupModel
+from groupcheck.model.scenario import load_scenario
 
 SCENARIO = Path(__file__).with_name("kafka-reference.toml")
 

@@ -20,10 +20,10 @@ import time
 from dataclasses import replace
 from pathlib import Path
 
-from checker import Verdict, bfs
-from checker.liveness import check_liveness
-from model.group import GroupModel
-from model.scenario import load_scenario
+from groupcheck.checker import Verdict, bfs
+from groupcheck.checker.liveness import check_liveness
+from groupcheck.model.group import GroupModel
+from groupcheck.model.scenario import load_scenario
 
 ROOT = Path(__file__).resolve().parent.parent
 # the safety side: the invariants these scenarios keep (exclusive-fetch and no-duplicate-processing fail

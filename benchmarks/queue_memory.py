@@ -17,8 +17,8 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
-from model.group import GroupModel
-from model.scenario import load_scenario
+from groupcheck.model.group import GroupModel
+from groupcheck.model.scenario import load_scenario
 
 ROOT = Path(__file__).resolve().parent.parent
 DEFAULT = ROOT / "benchmarks" / "tlc-comparison.toml"

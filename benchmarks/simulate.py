@@ -31,11 +31,12 @@ import tempfile
 import time
 from pathlib import Path
 
+from groupcheck.model.scenario import Scenario, load_scenario, read_toml, scenario_from_data
+from groupcheck.model.shared.config import FAULT_NAMES
+
 from groupcheck.runner import check_scenario
 from groupcheck.simulate import Settings, Walker, simulate_scenario
 from groupcheck.verify import replay_trace
-from model.config import FAULT_NAMES
-from model.scenario import Scenario, load_scenario, read_toml, scenario_from_data
 
 ROOT = Path(__file__).resolve().parent.parent
 TARGET_STEPS = 5_000

@@ -17,9 +17,9 @@ import argparse
 import resource
 import sys
 
-from checker import Verdict, bfs
-from checker.examples.twophase import TwoPhase
-from checker.parallel import parallel_bfs
+from groupcheck.checker import Verdict, bfs
+from groupcheck.checker.examples.twophase import TwoPhase
+from groupcheck.checker.parallel import parallel_bfs
 
 KNOWN = {5: (8_832, None, None), 7: (296_448, 2_744_706, 23), 8: (1_745_408, None, None)}
 

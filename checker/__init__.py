@@ -16,7 +16,7 @@ Checking: :func:`~checker.search.bfs` (and its parallel and Spark twins) checks 
 Public surface: the names re-exported below. Everything else is machinery.
 """
 
-from checker.contract import (
+from groupcheck.checker.contract import (
     Fairness,
     Model,
     Property,
@@ -26,11 +26,11 @@ from checker.contract import (
     strongly_fair,
     weakly_fair,
 )
-from checker.errors import CheckerError, ModelError, NondeterminismError
-from checker.fingerprint import fingerprint, validate_canonical
-from checker.liveness import SYMMETRY_NOTE, check_liveness, lasso_problems
-from checker.result import Counterexample, Result, Stats, Step, Verdict
-from checker.search import DEADLOCK, bfs, is_deadlock, replay, violated_property
+from groupcheck.checker.errors import CheckerError, ModelError, NondeterminismError
+from groupcheck.checker.fingerprint import fingerprint, validate_canonical
+from groupcheck.checker.liveness import SYMMETRY_NOTE, check_liveness, lasso_problems
+from groupcheck.checker.result import Counterexample, Result, Stats, Step, Verdict
+from groupcheck.checker.search import DEADLOCK, bfs, is_deadlock, replay, violated_property
 
 __all__ = [
     "DEADLOCK",

@@ -27,8 +27,7 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
-
-from checker.errors import CheckerError
+from groupcheck.checker.errors import CheckerError
 
 RUN_FILE = "run.json"
 LOCAL_FORMAT = "groupcheck-local-run/1"

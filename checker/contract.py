@@ -43,8 +43,8 @@ from collections.abc import Callable, Hashable, Iterable, Sequence
 from dataclasses import dataclass
 from typing import Generic, Literal, TypeVar
 
-from checker.errors import ModelError
-from checker.fingerprint import fingerprint as _fingerprint
+from groupcheck.checker.errors import ModelError
+from groupcheck.checker.fingerprint import fingerprint as _fingerprint
 
 S = TypeVar("S")
 A = TypeVar("A")

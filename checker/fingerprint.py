@@ -15,7 +15,7 @@ import types
 from collections.abc import Callable
 from typing import Any, Generic, TypeVar
 
-from checker.errors import ModelError
+from groupcheck.checker.errors import ModelError
 
 _ALLOWED_SCALARS = (type(None), bool, int, str)
 T = TypeVar("T")

@@ -3,7 +3,7 @@
 **Declaring liveness (the model's side).** A model lists liveness properties in ``properties()`` beside
 its invariants, and declares its fair actions in ``fairness()`` (:mod:`checker.contract`)::
 
-    from checker import Model, always, eventually, leads_to, strongly_fair, weakly_fair
+    from groupcheck.checker import Model, always, eventually, leads_to, strongly_fair, weakly_fair
 
     class Mutex(Model[State, Action]):
         def properties(self):
@@ -81,10 +81,10 @@ from dataclasses import dataclass, replace
 from itertools import islice
 from typing import TYPE_CHECKING, Any, BinaryIO
 
-from checker.contract import LIVENESS_KINDS, Fairness, Model, Property
-from checker.errors import CheckerError, ModelError, NondeterminismError
-from checker.result import Counterexample, Result, Verdict
-from checker.search import QUEUE_MEMORY_LIMIT, ProgressHook, StopHook, bfs, replay
+from groupcheck.checker.contract import LIVENESS_KINDS, Fairness, Model, Property
+from groupcheck.checker.errors import CheckerError, ModelError, NondeterminismError
+from groupcheck.checker.result import Counterexample, Result, Verdict
+from groupcheck.checker.search import QUEUE_MEMORY_LIMIT, ProgressHook, StopHook, bfs, replay
 
 if TYPE_CHECKING:  # numpy and scipy are imported by the functions that use them: importing the engine
     import numpy as np  # (and so groupcheck's command line) stays fast

@@ -36,11 +36,11 @@ from collections.abc import Callable, Sequence
 from multiprocessing.connection import Connection, wait
 from typing import Any
 
-from checker.contract import Model
-from checker.errors import ModelError
-from checker.fingerprint import validate_canonical
-from checker.result import Coverage, Result, Stats, Verdict
-from checker.search import (
+from groupcheck.checker.contract import Model
+from groupcheck.checker.errors import ModelError
+from groupcheck.checker.fingerprint import validate_canonical
+from groupcheck.checker.result import Coverage, Result, Stats, Verdict
+from groupcheck.checker.search import (
     DEADLOCK,
     GC_EVERY,
     STOP_POLL_EVERY,
@@ -52,7 +52,7 @@ from checker.search import (
     fingerprint_fn,
     rebuild,
 )
-from checker.store import FingerprintSet, LinkFiles, ParentLog
+from groupcheck.checker.store import FingerprintSet, LinkFiles, ParentLog
 
 
 class _Reducers(dict):  # type: ignore[type-arg]

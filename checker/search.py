@@ -16,12 +16,12 @@ from itertools import islice
 from pathlib import Path
 from typing import Any
 
-from checker.checkpoint import RUN_FILE, CheckpointError, LocalRun
-from checker.contract import Model, Probe, Property
-from checker.errors import ModelError, NondeterminismError
-from checker.fingerprint import validate_canonical
-from checker.result import Counterexample, Coverage, Result, Stats, Step, Verdict
-from checker.store import FingerprintSet, ParentLinks, ParentLog, SpillQueue
+from groupcheck.checker.checkpoint import RUN_FILE, CheckpointError, LocalRun
+from groupcheck.checker.contract import Model, Probe, Property
+from groupcheck.checker.errors import ModelError, NondeterminismError
+from groupcheck.checker.fingerprint import validate_canonical
+from groupcheck.checker.result import Counterexample, Coverage, Result, Stats, Step, Verdict
+from groupcheck.checker.store import FingerprintSet, ParentLinks, ParentLog, SpillQueue
 
 DEADLOCK = "deadlock"
 # states kept in memory awaiting expansion before newer ones go to disk (a state of the Kafka model takes

@@ -44,10 +44,10 @@ from dataclasses import dataclass
 from itertools import accumulate
 from typing import Any
 
-from checker.contract import Model, Property
-from checker.errors import ModelError
-from checker.result import Counterexample
-from checker.search import DEADLOCK, CoverageCounter, _first_violation, _invariants, replay
+from groupcheck.checker.contract import Model, Property
+from groupcheck.checker.errors import ModelError
+from groupcheck.checker.result import Counterexample
+from groupcheck.checker.search import DEADLOCK, CoverageCounter, _first_violation, _invariants, replay
 
 # an index among ``n`` options; ``options`` are the actions chosen among when a walk chooses its next
 # step, None when it chooses an outcome of the action it follows (Model.refine)

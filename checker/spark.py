@@ -71,7 +71,7 @@ from itertools import islice
 from pathlib import Path
 from typing import Any
 
-from checker.checkpoint import (
+from groupcheck.checker.checkpoint import (
     RUN_FILE,
     CheckpointError,
     check_identity,
@@ -79,11 +79,11 @@ from checker.checkpoint import (
     sha256_file,
     write_sealed,
 )
-from checker.contract import Model
-from checker.errors import CheckerError, ModelError
-from checker.fingerprint import validate_canonical
-from checker.result import Coverage, Result, Stats, Verdict
-from checker.search import (
+from groupcheck.checker.contract import Model
+from groupcheck.checker.errors import CheckerError, ModelError
+from groupcheck.checker.fingerprint import validate_canonical
+from groupcheck.checker.result import Coverage, Result, Stats, Verdict
+from groupcheck.checker.search import (
     DEADLOCK,
     CoverageCounter,
     StopHook,

@@ -25,15 +25,16 @@ from typing import TYPE_CHECKING
 from groupcheck.stopping import Stopper, parse_size
 
 if TYPE_CHECKING:
-    from checker import Stats
+    from groupcheck.checker import Stats
+    from groupcheck.model.scenario import Scenario
     from groupcheck.runner import CheckOutcome
-    from model.scenario import Scenario
 
 EXIT_OK, EXIT_UNEXPECTED, EXIT_BAD_INPUT = 0, 1, 2
 
 # What the parser offers, written out here so that building it imports neither the engine nor the model
 # (tests/test_cli_usability.py checks each against the library's own: runner.ENGINES,
-# checker.spark.DEFAULT_MASTER, model.assignors.ASSIGNOR_NAMES, model.assignor_proofs.DEFAULT_BOUND).
+# checker.spark.DEFAULT_MASTER, groupcheck.model.assignors.ASSIGNOR_NAMES,
+# groupcheck.model.assignors.proofs.DEFAULT_BOUND).
 ENGINES = ("local", "spark")
 DEFAULT_MASTER = "local[*]"
 ASSIGNOR_NAMES = ("range", "roundrobin", "sticky", "cooperative-sticky")
@@ -54,7 +55,7 @@ def need_spark(what: str) -> None:
 
 
 def _check_master(master: str) -> None:
-    from checker.spark import check_master
+    from groupcheck.checker.spark import check_master
 
     check_master(master)
 
@@ -67,8 +68,8 @@ def _load_all(paths: Sequence[str], *, simulation: bool = False) -> tuple[list[S
     whose name another file already took) is reported on stderr, one line naming it and the problem, and
     left out: the others are still read, and the command exits 2 at the end (:func:`_finish`). A missing
     path stops everything (a typo)."""
+    from groupcheck.model.scenario import ScenarioError, load_scenario
     from groupcheck.runner import scenario_files
-    from model.scenario import ScenarioError, load_scenario
 
     try:
         files = scenario_files(*paths)
@@ -174,7 +175,7 @@ def _report(o: CheckOutcome) -> None:
     for what in o.vacuous:
         print(f"warning: {o.scenario.name}: {what}")
     if o.trace_dir is not None:
-        from traces.bundle import SVG_FILE
+        from groupcheck.traces.bundle import SVG_FILE
 
         svg = " .svg" if (o.trace_dir / SVG_FILE).exists() else ""
         also = f".json .dot .graphml .mmd .txt{svg}"
@@ -214,8 +215,8 @@ def cmd_check(args: argparse.Namespace) -> int:
         raise UsageError("check needs PATH... (scenario files or folders), or --expect-from SUMMARY.json")
     from groupcheck.report import junit_xml
     from groupcheck.runner import check_scenario
-    from traces import dot_program
-    from traces.svg import INSTALL_HINT
+    from groupcheck.traces import dot_program
+    from groupcheck.traces.svg import INSTALL_HINT
 
     scenarios, problems = _load_all(args.paths)
     if not scenarios:
@@ -486,8 +487,8 @@ def cmd_replay(args: argparse.Namespace) -> int:
 
 def cmd_show(args: argparse.Namespace) -> int:
     """Narrate the document re-derived by replaying the trace (refused when it does not replay)."""
+    from groupcheck.traces import narrate
     from groupcheck.verify import ReplayError, verified_document
-    from traces import narrate
 
     try:
         doc = verified_document(args.trace)
@@ -501,9 +502,9 @@ def cmd_show(args: argparse.Namespace) -> int:
 def cmd_render(args: argparse.Namespace) -> int:
     """Write a trace file's bundle again (the viewer, DOT, Mermaid, ...), e.g. after an upgrade, from the
     document re-derived by replaying it (refused when it does not replay)."""
+    from groupcheck.traces.bundle import write_bundle
+    from groupcheck.traces.svg import INSTALL_HINT
     from groupcheck.verify import ReplayError, verified_document
-    from traces.bundle import write_bundle
-    from traces.svg import INSTALL_HINT
 
     source = Path(args.trace)
     out = Path(args.out) if args.out else source.parent
@@ -522,7 +523,7 @@ def cmd_render(args: argparse.Namespace) -> int:
 def cmd_prove_assignors(args: argparse.Namespace) -> int:
     import z3
 
-    from model.assignor_proofs import Bound, iter_proofs
+    from groupcheck.model.assignors.proofs import Bound, iter_proofs
 
     bound = Bound(args.max_members, args.max_topics, args.max_partitions)
     compact = f"m1..{bound.members} t1..{bound.topics} p0..{bound.partitions}"
@@ -1062,11 +1063,11 @@ def build_parser() -> argparse.ArgumentParser:
 
 # the errors that are bad input (exit 2, one line), by module: a module not imported cannot have raised one
 _INPUT_ERRORS = (
-    ("checker.errors", "CheckerError"),
-    ("model.scenario", "ScenarioError"),
+    ("groupcheck.checker.errors", "CheckerError"),
+    ("groupcheck.model.scenario", "ScenarioError"),
     ("groupcheck.sweep", "SweepError"),
-    ("traces.document", "TraceFormatError"),
-    ("traces.svg", "TraceRenderError"),
+    ("groupcheck.traces.document", "TraceFormatError"),
+    ("groupcheck.traces.svg", "TraceRenderError"),
     ("groupcheck.pin", "PinError"),
 )
 

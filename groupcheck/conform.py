@@ -22,12 +22,12 @@ and OffsetMetadataManager of ``org.apache.kafka:kafka-group-coordinator``, the v
   why no verdict depends on it) or a difference awaiting a model fix (docs/MODEL.md says the fix) — or an
   *unexplained* one, and writes a bundle (:func:`write_bundle`).
 
-Member ids: the model's are small integers renamed onto 1..k after every step (:mod:`model.symmetry`), so
-each id is followed through the renamings under a stable label (``M1``, ``M2``, ...); Kafka makes its own
-ids (client id + UUID). A label is bound to a Kafka id when the two sides' responses first give it to a
-member (or, for a group that starts stable, by the harness's bootstrap), and every later request carries
-the bound Kafka id. Kafka 4.x answers a dynamic member's first JoinGroup MEMBER_ID_REQUIRED (KIP-394);
-the harness makes that round trip inside the one JoinGroup the model sends.
+Member ids: the model's are small integers renamed onto 1..k after every step
+(:mod:`groupcheck.model.shared.symmetry`), so each id is followed through the renamings under a stable label
+(``M1``, ``M2``, ...); Kafka makes its own ids (client id + UUID). A label is bound to a Kafka id when the two
+sides' responses first give it to a member (or, for a group that starts stable, by the harness's bootstrap),
+and every later request carries the bound Kafka id. Kafka 4.x answers a dynamic member's first JoinGroup
+MEMBER_ID_REQUIRED (KIP-394); the harness makes that round trip inside the one JoinGroup the model sends.
 """
 
 from __future__ import annotations
@@ -48,14 +48,14 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from model import Act, GroupModel
-from model.coordinator import holds_request_of
-from model.eager import group_state
-from model.explain import describe
-from model.group import _SHAPES, REQUESTS, RESPONSES, consumer_name
-from model.network import link
-from model.scenario import Scenario
-from model.state import (
+from groupcheck.model import Act, GroupModel
+from groupcheck.model.explain import describe
+from groupcheck.model.group import _SHAPES, REQUESTS, RESPONSES, consumer_name
+from groupcheck.model.protocols.coordinator import holds_request_of
+from groupcheck.model.protocols.eager import group_state
+from groupcheck.model.scenario import Scenario
+from groupcheck.model.shared.network import link
+from groupcheck.model.shared.state import (
     CATCHUP,
     FENCED_INSTANCE_ID,
     ILLEGAL_GENERATION,
@@ -70,12 +70,12 @@ from model.state import (
     Msg,
     World,
 )
-from model.symmetry import canonical_member_ids
+from groupcheck.model.shared.symmetry import canonical_member_ids
 
 try:  # every member id a world holds (the set canonical_member_ids renames onto 1..k)
-    from model.symmetry import member_ids_in as held_member_ids
+    from groupcheck.model.shared.symmetry import member_ids_in as held_member_ids
 except ImportError:  # an older name of the same function
-    from model.symmetry import _ids as held_member_ids  # type: ignore[attr-defined,no-redef]
+    from groupcheck.model.shared.symmetry import _ids as held_member_ids  # type: ignore[attr-defined,no-redef]
 
 PROJECT = Path(__file__).resolve().parent.parent / "conformance"
 PROTOCOLS = ("eager", "cooperative", "static")
@@ -675,10 +675,10 @@ class Replayer:
     ) -> tuple[Act, World, Divergence | None]:
         """Replay one model step against Kafka: its coordinator-visible events go to Kafka once, then the
         step's outcome is compared. ``options`` are the outcomes of one step (the same action with
-        different choices, e.g. the rank of a new member id: :mod:`model.choice`), each with its successor
-        before the canonical renaming of member ids; when there are several, Kafka resolves the choice:
-        the first outcome (in ``rng``'s order) that agrees with Kafka is taken. Returns the action taken,
-        its canonical successor and the first difference, if any."""
+        different choices, e.g. the rank of a new member id: :mod:`groupcheck.model.shared.choice`), each with
+        its successor before the canonical renaming of member ids; when there are several, Kafka resolves the
+        choice: the first outcome (in ``rng``'s order) that agrees with Kafka is taken. Returns the action
+        taken, its canonical successor and the first difference, if any."""
         act0, raw0 = options[0]
         nxt0 = canonical_member_ids(raw0)
         events = self.events(w, act0)
@@ -959,7 +959,8 @@ class Replayer:
 
 
 def _label(cfg: Any, w: World, act: Act, nxt: World) -> str:
-    """The model's own words for a step (model.explain), or the action when they are not to be had."""
+    """The model's own words for a step (groupcheck.model.explain), or the action when they are not to be
+    had."""
     try:
         return str(describe(cfg, w, act, nxt)["label"])
     except Exception:  # the narration is a nicety of the bundle, never a reason to stop a comparison
@@ -1042,8 +1043,8 @@ def _granularity(case: Case) -> bool:
     member is not kicked out through the rebalance timeout) and completes the join with the static member
     in the new generation, to be answered when it rejoins; the model's coordinator completes a join only
     with every member rejoined, so it removes the static member like a dynamic one
-    (model.coordinator.rebalance_timeout). Fix: let CompleteJoin count a timed-out static member as joined
-    with its last metadata.""",
+    (groupcheck.model.protocols.coordinator.rebalance_timeout). Fix: let CompleteJoin count a timed-out static
+    member as joined with its last metadata.""",
 )
 def _static_kept_at_rebalance_timeout(case: Case) -> bool:
     name = _base(case.act)[0]
@@ -1091,7 +1092,7 @@ def _connection_close(case: Case) -> bool:
 
 
 def _base(act: Act) -> tuple[str, str, tuple[int, ...]]:
-    """An action without the trailing choices of its step (:mod:`model.choice`)."""
+    """An action without the trailing choices of its step (:mod:`groupcheck.model.shared.choice`)."""
     shape = _SHAPES.get(act.name)
     n = len(shape.rstrip("*")) if shape is not None else len(act.args)
     return (act.name, act.actor, act.args[:n])
@@ -1577,7 +1578,7 @@ def steering_search(
     """What steers walks to the targets of :data:`STEER_TARGETS`: breadth-first searches of a scenario
     (within its bounds, at most ``max_states`` states each) for the shortest path to a world a target
     holds in (a step target's path ends with that step); the targets it finds no path to are left out."""
-    from checker import always, bfs
+    from groupcheck.checker import always, bfs
 
     def search(sc: Scenario, targets: Sequence[str]) -> dict[str, Sequence[Act]]:
         found: dict[str, Sequence[Act]] = {}

@@ -125,7 +125,7 @@ def pin_file(path: str | Path, verdict: str, prop: str | None) -> None:
     except (OSError, UnicodeDecodeError) as exc:
         raise PinError(f"{p}: cannot read: {exc}") from None
     new = with_expect(text, verdict, prop, str(p))
-    from model.scenario import ScenarioError, scenario_from_data
+    from groupcheck.model.scenario import ScenarioError, scenario_from_data
 
     try:  # the pinned file must still be a valid scenario (say, a property it checks)
         scenario_from_data(tomllib.loads(new), str(p))

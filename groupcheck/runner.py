@@ -10,17 +10,17 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
-from checker import Result, Stats, Verdict, bfs
-from checker.liveness import SYMMETRY_NOTE, check_liveness
-from checker.parallel import parallel_bfs
-from checker.search import StopHook
-from checker.spark import DEFAULT_MASTER, spark_bfs
+from groupcheck.checker import Result, Stats, Verdict, bfs
+from groupcheck.checker.liveness import SYMMETRY_NOTE, check_liveness
+from groupcheck.checker.parallel import parallel_bfs
+from groupcheck.checker.search import StopHook
+from groupcheck.checker.spark import DEFAULT_MASTER, spark_bfs
+from groupcheck.model import GroupModel
+from groupcheck.model.explain import trace_document
+from groupcheck.model.scenario import Scenario, load_scenario, scenario_from_data
+from groupcheck.model.shared.coverage import unexercised
+from groupcheck.traces import write_bundle
 from groupcheck.verify import ReplayError, ReplayOutcome, replay_trace  # noqa: F401 (replay lives in verify)
-from model import GroupModel
-from model.coverage import unexercised
-from model.explain import trace_document
-from model.scenario import Scenario, load_scenario, scenario_from_data
-from traces import write_bundle
 
 ENGINES = ("local", "spark")
 
@@ -29,8 +29,9 @@ ENGINES = ("local", "spark")
 class CheckOutcome:
     """One scenario's check. ``scenario`` is the scenario as checked: bounds given on the command line
     replace the file's, so ``scenario.bounds()`` and the trace it embeds say what was really explored.
-    ``vacuous`` lists what the scenario asks for that the search never did (see :mod:`model.coverage`),
-    less what the scenario declares unexercised, plus each such declaration the search contradicted."""
+    ``vacuous`` lists what the scenario asks for that the search never did (see
+    :mod:`groupcheck.model.shared.coverage`), less what the scenario declares unexercised, plus each such
+    declaration the search contradicted."""
 
     scenario: Scenario
     result: Result

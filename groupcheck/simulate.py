@@ -54,11 +54,11 @@ from typing import Any
 
 import numpy as np
 
-from checker.contract import Model, Probe
-from checker.errors import CheckerError
-from checker.result import Coverage, Result, Stats, Verdict
-from checker.search import DEADLOCK, CoverageCounter, is_deadlock, replay
-from checker.simulate import (
+from groupcheck.checker.contract import Model, Probe
+from groupcheck.checker.errors import CheckerError
+from groupcheck.checker.result import Coverage, Result, Stats, Verdict
+from groupcheck.checker.search import DEADLOCK, CoverageCounter, is_deadlock, replay
+from groupcheck.checker.simulate import (
     ReplayChooser,
     Walk,
     derive_seed,
@@ -69,21 +69,21 @@ from checker.simulate import (
     random_walk,
     shorten,
 )
-from model.choice import Plan, Unplanned
-from model.config import FAULT_NAMES, Config
-from model.coverage import FAULT_ACTIONS, unexercised
-from model.explain import trace_document
-from model.group import _BASE_ARITY, _COORDINATOR_STEPS, _SHAPES, Act, GroupModel
-from model.scenario import (
+from groupcheck.model.explain import trace_document
+from groupcheck.model.group import _BASE_ARITY, _COORDINATOR_STEPS, _SHAPES, Act, GroupModel
+from groupcheck.model.scenario import (
     MAX_NAME_CHARS,
     Scenario,
     ScenarioError,
     load_scenario,
     scenario_from_data,
 )
-from model.state import ABSENT, DOWN, GONE, MEMBER, NONE, PREPARE, STEADY, Budget, World
-from model.symmetry import canonical_member_ids
-from traces import write_bundle
+from groupcheck.model.shared.choice import Plan, Unplanned
+from groupcheck.model.shared.config import FAULT_NAMES, Config
+from groupcheck.model.shared.coverage import FAULT_ACTIONS, unexercised
+from groupcheck.model.shared.state import ABSENT, DOWN, GONE, MEMBER, NONE, PREPARE, STEADY, Budget, World
+from groupcheck.model.shared.symmetry import canonical_member_ids
+from groupcheck.traces import write_bundle
 
 # the weights a swarm walk gives action labels (each label one of these, drawn from the walk's seed)
 WEIGHTS = (0.1, 0.3, 1.0, 1.0, 3.0, 10.0)
@@ -157,7 +157,8 @@ class ListingDrift(CheckerError):
 
 
 # a consumer's protocol steps: whether one is enabled depends on the consumer, its links, the leader and
-# which brokers are up, nothing else (model.consumer; checked with every listing drift check)
+# which brokers are up, nothing else (groupcheck.model.protocols.consumer; checked with every listing drift
+# check)
 LIGHT_STEPS = frozenset(("FindCoordinator", "JoinGroup", "SyncGroup", "Heartbeat", "OffsetCommit", "Fetch"))
 # how often (in listings) SimulationModel compares its listing with GroupModel's (it costs a full listing
 # and a successor per step left out: at 50 consumers about 10 ms)
@@ -169,9 +170,9 @@ class SimulationModel(GroupModel):
     listed faster.
 
     * A step that chooses an outcome (the rank of each new member id, the order of a split write:
-      :mod:`model.choice`) is listed once, by its arguments without choices — that *representative*
-      takes the default outcome — and the outcome a walk follows is drawn by :meth:`refine`: listing
-      every combination is exponential in the number of new members (a 50-consumer group starting up
+      :mod:`groupcheck.model.shared.choice`) is listed once, by its arguments without choices — that
+      *representative* takes the default outcome — and the outcome a walk follows is drawn by :meth:`refine`:
+      listing every combination is exponential in the number of new members (a 50-consumer group starting up
       would list 51! actions for its first CompleteJoin), and running each step to learn its choices at
       every listing costs a successor computation per candidate.
     * :meth:`actions` lists each consumer's actions (with the requests brokers may take from it and the
@@ -211,7 +212,8 @@ class SimulationModel(GroupModel):
         flags = tuple(br.up and not br.paused for br in w.brokers)
         # what a consumer's steps read beyond the consumer, its links and the budget, compared once here
         # rather than by every consumer's part: its protocol steps read at most the leader and whether
-        # brokers are up (model.consumer); the others (timeouts, faults) the brokers and topics
+        # brokers are up (groupcheck.model.protocols.consumer); the others (timeouts, faults) the brokers and
+        # topics
         light = (w.leader, tuple(br.up for br in w.brokers))
         if light != self._light:
             self._light, self._light_era = light, self._light_era + 1
@@ -374,7 +376,9 @@ class SimulationModel(GroupModel):
                 what = f"it does not list {extra[0]}"
             else:
                 what = f"{wrong[0]} is enabled although a step it reads nothing of left it out"
-            raise ListingDrift(f"the simulation's action listing is out of date with model.group: {what}")
+            raise ListingDrift(
+                f"the simulation's action listing is out of date with groupcheck.model.group: {what}"
+            )
 
     def _outcomes(self, w: World, act: Act) -> Iterator[Act]:
         # GroupModel.actions (the drift check) lists a step with choices once, by its representative
@@ -425,7 +429,7 @@ class SimulationModel(GroupModel):
     def probes(self) -> list[Probe[World, Act]]:
         """The model's probes, their counterfactual steps taken by simulation models too (which read a
         representative as its default outcome)."""
-        from model.coverage import probes
+        from groupcheck.model.shared.coverage import probes
 
         return probes(self.cfg, SimulationModel)
 
@@ -1444,7 +1448,7 @@ def _run_local(
 
 def _run_spark(sc: Scenario, settings: Settings) -> Iterator[tuple[list[WalkRow], Tally]]:
     """Every chunk as a Spark task (executors rebuild the scenario from its table); results in order."""
-    from checker.spark import DEFAULT_MASTER, spark_session
+    from groupcheck.checker.spark import DEFAULT_MASTER, spark_session
 
     spark = spark_session(settings.master or DEFAULT_MASTER, app=f"groupcheck-simulate-{sc.name}")
     size = _chunk_size(settings, spark.sparkContext.defaultParallelism)
@@ -1666,7 +1670,7 @@ def write_rows(
         writer.writeheader()
         writer.writerows(rows)
     if parquet:
-        from checker.spark import DEFAULT_MASTER, spark_session
+        from groupcheck.checker.spark import DEFAULT_MASTER, spark_session
 
         spark = spark_session(master or DEFAULT_MASTER, app="groupcheck-simulate")
         types = {"walk": "long", "steps": "long", "generated": "long", "seconds": "double"}

@@ -28,9 +28,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from checker.errors import CheckerError
-from model.config import SWITCH_NAMES
-from model.scenario import (
+from groupcheck.checker.errors import CheckerError
+from groupcheck.model.scenario import (
     CHECK_KEYS,
     FAULT_KEYS,
     GROUP_KEYS,
@@ -45,6 +44,7 @@ from model.scenario import (
     scenario_from_data,
     short,
 )
+from groupcheck.model.shared.config import SWITCH_NAMES
 
 SWITCH_AXIS = "switch_off"
 # stopped_by: the limit that stopped a search before it was exhaustive (its verdict is then "incomplete",
@@ -324,7 +324,7 @@ def _session_logging_to(log: Path, master: str, app: str) -> Any:
     """A Spark session whose JVM writes its standard error to ``log`` instead of ours: Spark's own
     log4j lines (its WARNs at start-up come before any log level can be set) and what its Python workers
     print. Our standard error is ours again as soon as the JVM has started."""
-    from checker.spark import spark_session
+    from groupcheck.checker.spark import spark_session
 
     sys.stderr.flush()
     saved = os.dup(2)
@@ -385,7 +385,7 @@ def run_sweep(
     A session started here writes Spark's own log (the JVM's standard error) to ``out/spark.log``
     instead of ours, unless ``verbose``: :func:`spark_errors` picks its error lines when a sweep fails.
     A session passed in (``spark``) logs where it always did."""
-    from checker.spark import DEFAULT_MASTER
+    from groupcheck.checker.spark import DEFAULT_MASTER
 
     out.mkdir(parents=True, exist_ok=True)
     traces = str((out / "traces").resolve())
@@ -393,7 +393,7 @@ def run_sweep(
     if spark is None:
         app = f"groupcheck-sweep-{sweep.name}"
         if verbose:
-            from checker.spark import spark_session
+            from groupcheck.checker.spark import spark_session
 
             spark = spark_session(master or DEFAULT_MASTER, app=app)
             spark.sparkContext.setLogLevel("WARN")

@@ -4,8 +4,8 @@ A trace document (docs/TRACE_FORMAT.md) tells a story: states, labels, phases, c
 message. None of that text is trusted. :func:`replay_trace` takes from the file only the embedded scenario
 and each step's action (name, actor, arguments); it rebuilds the model from the scenario, runs the actions
 through it from the initial state, builds the document again from the replayed path with
-:func:`model.explain.trace_document` (exactly as ``groupcheck check`` builds it from a search) and compares
-the file with it, field by field, in reading order:
+:func:`groupcheck.model.explain.trace_document` (exactly as ``groupcheck check`` builds it from a search) and
+compares the file with it, field by field, in reading order:
 
 1. ``initial_state`` and ``lifelines``;
 2. each step in turn: its action must be enabled, and its ``kind``, ``src``, ``dst``, ``label``,
@@ -57,7 +57,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from checker import (
+from groupcheck.checker import (
     DEADLOCK,
     Counterexample,
     Result,
@@ -68,13 +68,13 @@ from checker import (
     lasso_problems,
     violated_property,
 )
-from model import GroupModel
-from model.explain import property_kind, trace_document
-from model.group import Act, parse_action
-from model.scenario import Scenario, ScenarioError, scenario_from_data
-from model.state import World
-from traces import SCHEMA, TraceFormatError, load
-from traces.document import LIVENESS_KINDS
+from groupcheck.model import GroupModel
+from groupcheck.model.explain import property_kind, trace_document
+from groupcheck.model.group import Act, parse_action
+from groupcheck.model.scenario import Scenario, ScenarioError, scenario_from_data
+from groupcheck.model.shared.state import World
+from groupcheck.traces import SCHEMA, TraceFormatError, load
+from groupcheck.traces.document import LIVENESS_KINDS
 
 # top-level keys replay copies from the file without re-deriving them (see the module's docstring)
 RECORDED = ("scenario_path", "stats")

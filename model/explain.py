@@ -10,16 +10,16 @@ from collections.abc import Sequence
 from itertools import pairwise
 from typing import Any
 
-from checker import Counterexample, Result
-from model.config import FAULT_NAMES, Config
-from model.coordinator import GROUP_RECORDS, expiry_cause
-from model.group import Act, GroupModel, broker_name, consumer_name
-from model.network import link
-from model.properties import DESCRIPTIONS, current_generation
-from model.scenario import DEADLOCK, Scenario
-from model.state import GONE, MEMBER, OK, REC_GENERATION, REC_GROUP, REC_MEMBERS, Msg, World
-from traces import changed_fields
-from traces.graph import show_value
+from groupcheck.checker import Counterexample, Result
+from groupcheck.model.group import Act, GroupModel, broker_name, consumer_name
+from groupcheck.model.protocols.coordinator import GROUP_RECORDS, expiry_cause
+from groupcheck.model.scenario import DEADLOCK, Scenario
+from groupcheck.model.shared.config import FAULT_NAMES, Config
+from groupcheck.model.shared.network import link
+from groupcheck.model.shared.properties import DESCRIPTIONS, current_generation
+from groupcheck.model.shared.state import GONE, MEMBER, OK, REC_GENERATION, REC_GROUP, REC_MEMBERS, Msg, World
+from groupcheck.traces import changed_fields
+from groupcheck.traces.graph import show_value
 
 SCHEMA = "groupcheck-trace/2"
 SENDS = ("JoinGroup", "SyncGroup", "Heartbeat", "OffsetCommit", "LeaveGroup")
@@ -344,8 +344,8 @@ def _expiry_text(cfg: Config, w: World, b: int, mid: int) -> str:
 
 def _new_ids_text(before: World, after: World, b: int) -> str:
     """``; new: C3 as m1`` for the members the step gave an id. A new id sorts anywhere among the ids in
-    use (model.choice) and ids are renumbered 1..k in order after every step, so the members it sorts
-    before are named with their new numbers: ``(renumbered: C1 m1→m2)``."""
+    use (groupcheck.model.shared.choice) and ids are renumbered 1..k in order after every step, so the members
+    it sorts before are named with their new numbers: ``(renumbered: C1 m1→m2)``."""
     joined = before.brokers[b].joined
     new = {c for c, m in joined if m is None}
     given = [f"{consumer_name(c)} as {_m(m)}" for m, c in after.brokers[b].members if c in new]

@@ -6,7 +6,7 @@
 ``GcPause`` ...); ``next_state`` returns ``None`` for one that is not enabled, so each enabling rule is
 written once, in the handler that performs the step. A step with several outcomes (the rank of a new member
 id, the order of a split generation write) is offered once per outcome, the choices being trailing
-arguments of its action (:mod:`model.choice`).
+arguments of its action (:mod:`groupcheck.model.shared.choice`).
 """
 
 from __future__ import annotations
@@ -16,20 +16,20 @@ from dataclasses import dataclass
 from itertools import permutations
 from typing import Any
 
-from checker import Model, Property
-from checker.contract import Fairness, Probe, weakly_fair
-from checker.fingerprint import IdentityCache, fingerprint_of_repr, fingerprint_text
-from model import consumer as cons_
-from model import coordinator as coord_
-from model import eager as eager_
-from model import faults
-from model.assignors import ASSIGNORS, owner_per_slot
-from model.choice import Plan, Unplanned, tails
-from model.config import Config
-from model.generations import renumber_generations
-from model.network import link
-from model.properties import properties
-from model.state import (
+from groupcheck.checker import Model, Property
+from groupcheck.checker.contract import Fairness, Probe, weakly_fair
+from groupcheck.checker.fingerprint import IdentityCache, fingerprint_of_repr, fingerprint_text
+from groupcheck.model.assignors import ASSIGNORS, owner_per_slot
+from groupcheck.model.protocols import consumer as cons_
+from groupcheck.model.protocols import coordinator as coord_
+from groupcheck.model.protocols import eager as eager_
+from groupcheck.model.shared import faults
+from groupcheck.model.shared.choice import Plan, Unplanned, tails
+from groupcheck.model.shared.config import Config
+from groupcheck.model.shared.generations import renumber_generations
+from groupcheck.model.shared.network import link
+from groupcheck.model.shared.properties import properties
+from groupcheck.model.shared.state import (
     ABSENT,
     DOWN,
     GONE,
@@ -46,7 +46,7 @@ from model.state import (
     Log,
     World,
 )
-from model.symmetry import (
+from groupcheck.model.shared.symmetry import (
     canonical_member_ids,
     consumer_units,
     permute_broker,
@@ -194,8 +194,9 @@ class GroupModel(Model[World, Act]):
 
     def symmetric_fingerprint(self, w: World) -> int:
         """The fingerprint of ``w`` with its consumers renamed into a canonical order (see
-        :mod:`model.symmetry`): units sorted by member ids, then by the fingerprints of their consumers
-        and links; where several units tie, the smallest fingerprint over the orders of the tied ones."""
+        :mod:`groupcheck.model.shared.symmetry`): units sorted by member ids, then by the fingerprints of
+        their consumers and links; where several units tie, the smallest fingerprint over the orders of the
+        tied ones."""
         units, classes = self._units, self._unit_classes
         cfp = self._part_fps(w.consumers)
         lfp = self._part_fps(w.links)
@@ -313,8 +314,8 @@ class GroupModel(Model[World, Act]):
         return action.name
 
     def probes(self) -> list[Probe[World, Act]]:
-        """Coverage probes for what the scenario asks for (see :mod:`model.coverage`)."""
-        from model.coverage import probes
+        """Coverage probes for what the scenario asks for (see :mod:`groupcheck.model.shared.coverage`)."""
+        from groupcheck.model.shared.coverage import probes
 
         return probes(self.cfg, GroupModel)
 
@@ -603,7 +604,7 @@ def _tie_orders(order: list[int], ties: list[tuple[int, int]]) -> Iterator[list[
 
 
 # how each action's arguments are read: c = consumer, b = broker, m = member id, t = topic; a trailing
-# "*": any number of choices follow (model.choice)
+# "*": any number of choices follow (groupcheck.model.shared.choice)
 _SHAPES: dict[str, str] = {
     **{name: "c" for name in _CONSUMER},
     **{name: "b" for name in _EAGER_BROKER},

@@ -23,9 +23,17 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from model.config import ASSIGNORS, FAULT_NAMES, PROTOCOLS, STARTS, SWITCH_NAMES, Config, Switches
-from model.properties import ALL_PROPERTY_NAMES, LIVENESS_NAMES, PROPERTY_NAMES
-from model.state import Budget
+from groupcheck.model.shared.config import (
+    ASSIGNORS,
+    FAULT_NAMES,
+    PROTOCOLS,
+    STARTS,
+    SWITCH_NAMES,
+    Config,
+    Switches,
+)
+from groupcheck.model.shared.properties import ALL_PROPERTY_NAMES, LIVENESS_NAMES, PROPERTY_NAMES
+from groupcheck.model.shared.state import Budget
 
 DEADLOCK = "deadlock"
 VERDICTS = ("holds", "violated")

@@ -11,10 +11,7 @@ import random
 from collections.abc import Sequence
 
 import pytest
-from hypothesis import given, settings
-from hypothesis import strategies as st
-
-from model.assignors import (
+from groupcheck.model.assignors import (
     ASSIGNOR_NAMES,
     ASSIGNORS,
     MemberSpec,
@@ -24,6 +21,8 @@ from model.assignors import (
     range_assign,
     valid_claims,
 )
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 C0, C1, C2 = 1, 2, 3
 

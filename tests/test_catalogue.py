@@ -13,11 +13,11 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from groupcheck.model.scenario import load_scenario
+from groupcheck.model.shared.config import SWITCH_NAMES
 
 from groupcheck import CheckOutcome, check_scenario, replay_trace
 from groupcheck.cli import main
-from model.config import SWITCH_NAMES
-from model.scenario import load_scenario
 
 ROOT = Path(__file__).resolve().parent.parent
 SCENARIOS = sorted((ROOT / "specs").rglob("*.toml"))

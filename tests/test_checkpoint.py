@@ -9,8 +9,8 @@ import shutil
 from pathlib import Path
 
 import pytest
+from groupcheck.checker.checkpoint import RUN_FILE, write_sealed
 
-from checker.checkpoint import RUN_FILE, write_sealed
 from groupcheck.cli import main
 
 ROOT = Path(__file__).resolve().parent.parent

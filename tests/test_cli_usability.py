@@ -70,10 +70,11 @@ def test_help_is_fast_and_plain() -> None:
 
 
 def test_the_parsers_choices_are_the_librarys() -> None:
-    from checker.spark import DEFAULT_MASTER
+    from groupcheck.checker.spark import DEFAULT_MASTER
+    from groupcheck.model.assignors import ASSIGNOR_NAMES
+    from groupcheck.model.assignors.proofs import DEFAULT_BOUND
+
     from groupcheck.runner import ENGINES
-    from model.assignor_proofs import DEFAULT_BOUND
-    from model.assignors import ASSIGNOR_NAMES
 
     assert cli.ENGINES == ENGINES and cli.DEFAULT_MASTER == DEFAULT_MASTER
     assert cli.ASSIGNOR_NAMES == ASSIGNOR_NAMES

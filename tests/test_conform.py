@@ -15,13 +15,13 @@ from collections.abc import Iterator, Sequence
 from pathlib import Path
 
 import pytest
+from groupcheck.model import Act
+from groupcheck.model.scenario import Scenario, load_scenario
 from test_conform_fixes import FIXED
 
 from groupcheck import conform
 from groupcheck.cli import main
 from groupcheck.runner import scenario_files
-from model import Act
-from model.scenario import Scenario, load_scenario
 
 ROOT = Path(__file__).resolve().parent.parent
 SPECS = ("specs/eager", "specs/cooperative", "specs/static", "conformance/scenarios")
@@ -336,9 +336,9 @@ def test_a_divergence_bundle_shows_both_sides(harness: conform.Harness, tmp_path
 
 def test_the_comparison_is_not_vacuous(harness: conform.Harness, monkeypatch: pytest.MonkeyPatch) -> None:
     """A model whose coordinator answers every heartbeat without error is caught at once."""
-    import model.eager
+    import groupcheck.model.protocols.eager
 
-    monkeypatch.setattr(model.eager, "_heartbeat_error", lambda cfg, br, msg: "none")
+    monkeypatch.setattr(groupcheck.model.protocols.eager, "_heartbeat_error", lambda cfg, br, msg: "none")
     sc = scenario("specs/eager/eager-member-churn.toml")
     report = conform.run([sc], walks=30, seed=3, harness=harness)
     unexplained = [r.divergence.kind for r, _ in report.protocols["eager"].unexplained if r.divergence]

@@ -14,12 +14,12 @@ from __future__ import annotations
 from dataclasses import replace
 from pathlib import Path
 
-from model import Act, GroupModel
-from model.coordinator import load_group, write_record
-from model.group import walk
-from model.network import link
-from model.scenario import load_scenario
-from model.state import (
+from groupcheck.model import Act, GroupModel
+from groupcheck.model.group import walk
+from groupcheck.model.protocols.coordinator import load_group, write_record
+from groupcheck.model.scenario import load_scenario
+from groupcheck.model.shared.network import link
+from groupcheck.model.shared.state import (
     CATCHUP,
     FENCED,
     FENCED_INSTANCE_ID,
@@ -30,7 +30,7 @@ from model.state import (
     Broker,
     World,
 )
-from model.symmetry import permute_log, referenced_consumers
+from groupcheck.model.shared.symmetry import permute_log, referenced_consumers
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -369,7 +369,7 @@ def test_a_closed_connection_keeps_the_members_claims() -> None:
     """Kafka keeps a member's subscription whatever its connections do: closing a consumer's connection
     drops what the coordinator held for it, never its claims (the old model dropped them, so an unchanged
     follower that reconnected made the coordinator rebalance)."""
-    from model.coordinator import close_connection
+    from groupcheck.model.protocols.coordinator import close_connection
 
     sc = load_scenario(ROOT / "specs" / "cooperative" / "cooperative-failover-in-phase-4.toml")
     model = GroupModel(sc.config)

@@ -5,12 +5,11 @@ from __future__ import annotations
 from dataclasses import replace
 
 import pytest
-
-from checker import Verdict, always, bfs
-from model import Config, GroupModel
-from model.eager import DEAD, GROUP_STATES, LEGAL_PREVIOUS, group_state
-from model.group import Act, walk
-from model.state import MEMBER, STEADY, SYNCING, Budget, World
+from groupcheck.checker import Verdict, always, bfs
+from groupcheck.model import Config, GroupModel
+from groupcheck.model.group import Act, walk
+from groupcheck.model.protocols.eager import DEAD, GROUP_STATES, LEGAL_PREVIOUS, group_state
+from groupcheck.model.shared.state import MEMBER, STEADY, SYNCING, Budget, World
 
 
 class TransitionWatch(GroupModel):
@@ -215,8 +214,8 @@ def test_cooperative_revoked_partition_is_committed_before_it_is_released() -> N
     """A member told to revoke a partition it processed stops fetching it, commits it (and waits for
     the answer) and only then rejoins, releasing it; with sync_commit_before_revoke off it rejoins at once
     with the commit unawaited."""
-    from model.config import Switches
-    from model.consumer import fetch, join_group, offset_commit
+    from groupcheck.model.protocols.consumer import fetch, join_group, offset_commit
+    from groupcheck.model.shared.config import Switches
 
     cfg = Config(
         protocol="cooperative",

@@ -7,8 +7,7 @@ import sys
 from dataclasses import dataclass
 
 import pytest
-
-from checker import (
+from groupcheck.checker import (
     DEADLOCK,
     Model,
     ModelError,

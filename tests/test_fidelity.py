@@ -12,12 +12,12 @@ from __future__ import annotations
 from dataclasses import replace
 from pathlib import Path
 
-from checker import Verdict, always, bfs
-from model import Config, GroupModel
-from model.config import Switches
-from model.group import Act, walk
-from model.scenario import scenario_from_data
-from model.state import MEMBER, Budget, World
+from groupcheck.checker import Verdict, always, bfs
+from groupcheck.model import Config, GroupModel
+from groupcheck.model.group import Act, walk
+from groupcheck.model.scenario import scenario_from_data
+from groupcheck.model.shared.config import Switches
+from groupcheck.model.shared.state import MEMBER, Budget, World
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -210,7 +210,7 @@ def test_records_processed_after_an_unawaited_commit_count_as_processed() -> Non
 
 
 def _trace(data: dict) -> dict:  # type: ignore[type-arg]
-    from model.explain import trace_document
+    from groupcheck.model.explain import trace_document
 
     expect = {"verdict": "violated", "property": data["check"]["properties"][0]}
     sc = scenario_from_data({"name": "t", "expect": expect, **data}, "<test>")
@@ -242,7 +242,7 @@ def test_each_protocol_names_its_own_phases() -> None:
 
 
 def test_a_session_expiry_says_why() -> None:
-    from model.explain import describe
+    from groupcheck.model.explain import describe
 
     model = GroupModel(Config(budget=Budget(gc_pauses=1, network_partitions=1, consumer_crashes=1)))
     (w,) = model.init_states()

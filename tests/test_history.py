@@ -18,11 +18,11 @@ from functools import cache
 from pathlib import Path
 
 import pytest
+from groupcheck.model.assignors import MemberSpec, assign, valid_claims
+from groupcheck.model.scenario import Scenario, load_scenario
+from groupcheck.model.shared.config import SWITCH_NAMES
 
 from groupcheck import CheckOutcome, check_scenario
-from model.assignors import MemberSpec, assign, valid_claims
-from model.config import SWITCH_NAMES
-from model.scenario import Scenario, load_scenario
 
 ROOT = Path(__file__).resolve().parent.parent
 HISTORY = ROOT / "specs" / "history"

@@ -4,9 +4,10 @@ The consumer-group model has no liveness property yet, so these tests give it st
 duration: a leads-to property (once a consumer has fetched, a goal no state reaches) and an ``eventually``
 one (the same goal), with weak fairness per actor (every step of B1, of C1, of C2) or none. The lassos are
 real: :func:`checker.check_liveness` finds them over the real :class:`model.GroupModel` of the
-stable-group-no-faults scenario, :func:`model.explain.trace_document` writes them, and replay rebuilds the
-model from the embedded scenario and checks them with :func:`checker.lasso_problems`. When the model lands
-its own liveness properties, a catalogue scenario's lasso replaces the stand-ins (see the report of issue 14).
+stable-group-no-faults scenario, :func:`groupcheck.model.explain.trace_document` writes them, and replay
+rebuilds the model from the embedded scenario and checks them with :func:`checker.lasso_problems`. When the
+model lands its own liveness properties, a catalogue scenario's lasso replaces the stand-ins (see the report
+of issue 14).
 """
 
 from __future__ import annotations
@@ -23,21 +24,40 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
+import groupcheck.model.scenario as scenario_module
 import networkx as nx
 import pytest
+from groupcheck.checker import (
+    Counterexample,
+    Result,
+    Stats,
+    Verdict,
+    check_liveness,
+    eventually,
+    leads_to,
+    weakly_fair,
+)
+from groupcheck.checker.contract import Fairness
+from groupcheck.model import GroupModel
+from groupcheck.model.explain import loop_message, trace_document
+from groupcheck.model.scenario import Scenario, scenario_from_data
+from groupcheck.model.shared.state import STOPPED, World
+from groupcheck.traces import (
+    load,
+    narrate,
+    to_dot,
+    to_graph,
+    to_html,
+    to_mermaid,
+    validate,
+    write_bundle,
+    write_graphml,
+)
+from groupcheck.traces.graph import back_edge, steps_in_order
+from groupcheck.traces.html import HEAD, ROW
 
-import model.scenario as scenario_module
-from checker import Counterexample, Result, Stats, Verdict, check_liveness, eventually, leads_to, weakly_fair
-from checker.contract import Fairness
 from groupcheck.cli import main
 from groupcheck.verify import replay_trace
-from model import GroupModel
-from model.explain import loop_message, trace_document
-from model.scenario import Scenario, scenario_from_data
-from model.state import STOPPED, World
-from traces import load, narrate, to_dot, to_graph, to_html, to_mermaid, validate, write_bundle, write_graphml
-from traces.graph import back_edge, steps_in_order
-from traces.html import HEAD, ROW
 
 ROOT = Path(__file__).resolve().parent.parent
 SPEC = ROOT / "specs" / "stable-group-no-faults.toml"

@@ -12,8 +12,7 @@ from dataclasses import dataclass, replace
 import networkx as nx
 import numpy as np
 import pytest
-
-from checker import (
+from groupcheck.checker import (
     DEADLOCK,
     SYMMETRY_NOTE,
     Counterexample,
@@ -32,7 +31,7 @@ from checker import (
     strongly_fair,
     weakly_fair,
 )
-from checker.liveness import fair_components
+from groupcheck.checker.liveness import fair_components
 
 # ------------------------------------------------------------------------------------------------ models
 

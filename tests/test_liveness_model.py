@@ -7,13 +7,13 @@ from collections import deque
 from dataclasses import replace
 from pathlib import Path
 
-from checker.liveness import check_liveness, lasso_problems
-from checker.result import Verdict
-from model.config import Config, Switches
-from model.generations import generations_in, renumber_generations
-from model.group import UNFAIR, GroupModel, _fair_key, walk
-from model.scenario import load_scenario
-from model.state import Budget, World
+from groupcheck.checker.liveness import check_liveness, lasso_problems
+from groupcheck.checker.result import Verdict
+from groupcheck.model.group import UNFAIR, GroupModel, _fair_key, walk
+from groupcheck.model.scenario import load_scenario
+from groupcheck.model.shared.config import Config, Switches
+from groupcheck.model.shared.generations import generations_in, renumber_generations
+from groupcheck.model.shared.state import Budget, World
 
 ROOT = Path(__file__).resolve().parent.parent
 LIVENESS = ROOT / "specs" / "liveness"
@@ -93,7 +93,7 @@ def test_a_stalled_member_leaves_on_the_poll_timeout_and_only_then() -> None:
     assert c1.stalled and c1.member_id == 1
     # the heartbeat thread runs on; the poll loop does not
     assert walk(model, w, ("Heartbeat", "C1", (0,))).consumers[0].awaiting == "heartbeat"
-    from model.group import Act
+    from groupcheck.model.group import Act
 
     assert model.next_state(w, Act("Fetch", "C1", (0,))) is None
     left = walk(model, w, ("PollTimeout", "C1", (0,)))
@@ -105,7 +105,7 @@ def test_a_stalled_member_leaves_on_the_poll_timeout_and_only_then() -> None:
 
 
 def test_the_rebalance_timeout_removes_only_a_member_that_cannot_rejoin() -> None:
-    from model.group import Act
+    from groupcheck.model.group import Act
 
     def preparing(model: GroupModel) -> World:
         w = walk(model, model.init_states()[0], ("LeaveGroup", "C2", (1,)))

@@ -5,14 +5,13 @@ from __future__ import annotations
 from dataclasses import replace
 
 import pytest
+from groupcheck.checker import Verdict, always, bfs
+from groupcheck.model import Config, GroupModel
+from groupcheck.model.assignors import range_assign
+from groupcheck.model.group import parse_action, walk
+from groupcheck.model.shared.state import GONE, MEMBER, SERVING, STEADY, Budget, World
 from hypothesis import given, settings
 from hypothesis import strategies as st
-
-from checker import Verdict, always, bfs
-from model import Config, GroupModel
-from model.assignors import range_assign
-from model.group import parse_action, walk
-from model.state import GONE, MEMBER, SERVING, STEADY, Budget, World
 
 
 def test_range_assignor_seed_004_examples() -> None:

@@ -5,13 +5,12 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-
-from checker import Verdict, bfs
-from checker.contract import Model
-from checker.examples.twophase import CommitEarly, TwoPhase
-from checker.parallel import parallel_bfs
-from model.group import GroupModel
-from model.scenario import load_scenario
+from groupcheck.checker import Verdict, bfs
+from groupcheck.checker.contract import Model
+from groupcheck.checker.examples.twophase import CommitEarly, TwoPhase
+from groupcheck.checker.parallel import parallel_bfs
+from groupcheck.model.group import GroupModel
+from groupcheck.model.scenario import load_scenario
 
 ROOT = Path(__file__).resolve().parent.parent
 

@@ -11,9 +11,15 @@ from typing import Any
 
 import pytest
 import z3
-
-from groupcheck.cli import main
-from model.assignor_proofs import (
+from groupcheck.model.assignors import (
+    ASSIGNOR_NAMES,
+    MATRIX_CORES,
+    Matrix,
+    MemberSpec,
+    Ops,
+    assign,
+)
+from groupcheck.model.assignors.proofs import (
     COUNTEREXAMPLE,
     EXPECTED_COUNTEREXAMPLE,
     PROVED,
@@ -23,14 +29,8 @@ from model.assignor_proofs import (
     _Symbolic,
     prove_assignors,
 )
-from model.assignors import (
-    ASSIGNOR_NAMES,
-    MATRIX_CORES,
-    Matrix,
-    MemberSpec,
-    Ops,
-    assign,
-)
+
+from groupcheck.cli import main
 
 SMALL = Bound(members=3, topics=2, partitions=2)
 

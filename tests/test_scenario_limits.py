@@ -8,10 +8,10 @@ import time
 from pathlib import Path
 
 import pytest
+from groupcheck.model.scenario import ScenarioError, load_scenario
 
 from groupcheck.cli import main
 from groupcheck.sweep import SweepError, load_sweep
-from model.scenario import ScenarioError, load_scenario
 
 ROOT = Path(__file__).resolve().parent.parent
 ZOMBIE = (ROOT / "specs" / "teaching" / "gc-pause-zombie-fetch.toml").read_text(encoding="utf-8")

@@ -14,10 +14,9 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 
 import pytest
-
-from checker import Model, always
-from checker.search import DEADLOCK, bfs, replay
-from checker.simulate import (
+from groupcheck.checker import Model, always
+from groupcheck.checker.search import DEADLOCK, bfs, replay
+from groupcheck.checker.simulate import (
     ListChooser,
     ReplayChooser,
     derive_seed,
@@ -27,11 +26,12 @@ from checker.simulate import (
     random_walk,
     shorten,
 )
+from groupcheck.model.group import GroupModel
+from groupcheck.model.scenario import ScenarioError, load_scenario, read_toml, scenario_from_data
+
 from groupcheck import simulate as sim
 from groupcheck.cli import main
 from groupcheck.runner import check_scenario
-from model.group import GroupModel
-from model.scenario import ScenarioError, load_scenario, read_toml, scenario_from_data
 
 ROOT = Path(__file__).resolve().parent.parent
 SPECS = ROOT / "specs"

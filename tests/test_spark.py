@@ -13,12 +13,12 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from groupcheck.checker import Result, Verdict, bfs
+from groupcheck.checker.checkpoint import write_sealed
+from groupcheck.checker.contract import Model, Probe, always
+from groupcheck.checker.examples.twophase import CommitEarly, TwoPhase
+from groupcheck.checker.spark import CheckpointError, level_digest, spark_bfs, spark_session
 
-from checker import Result, Verdict, bfs
-from checker.checkpoint import write_sealed
-from checker.contract import Model, Probe, always
-from checker.examples.twophase import CommitEarly, TwoPhase
-from checker.spark import CheckpointError, level_digest, spark_bfs, spark_session
 from groupcheck import check_scenario, replay_trace
 from groupcheck.cli import main
 

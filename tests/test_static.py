@@ -5,12 +5,12 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from checker import Verdict, bfs
-from model import Config, GroupModel
-from model.config import Switches
-from model.group import walk
-from model.properties import instance_unique
-from model.state import FENCED, MEMBER, Budget, World
+from groupcheck.checker import Verdict, bfs
+from groupcheck.model import Config, GroupModel
+from groupcheck.model.group import walk
+from groupcheck.model.shared.config import Switches
+from groupcheck.model.shared.properties import instance_unique
+from groupcheck.model.shared.state import FENCED, MEMBER, Budget, World
 
 # consumer C1 (index 0) restarts, rejoins without a member id, syncs and gets its assignment back
 RESTART = (

@@ -4,12 +4,11 @@ from __future__ import annotations
 
 from collections import deque
 
+from groupcheck.checker import Verdict, bfs
+from groupcheck.checker.examples.twophase import CommitEarly, TwoPhase
+from groupcheck.checker.store import FingerprintSet, ParentLog, SpillQueue
 from hypothesis import given, settings
 from hypothesis import strategies as st
-
-from checker import Verdict, bfs
-from checker.examples.twophase import CommitEarly, TwoPhase
-from checker.store import FingerprintSet, ParentLog, SpillQueue
 
 
 @settings(max_examples=60, deadline=None)
@@ -67,7 +66,7 @@ def test_twophase_invariant_catches_a_broken_tm_and_the_trace_replays() -> None:
 def test_fast_repr_is_the_dataclass_repr() -> None:
     from dataclasses import dataclass
 
-    from checker.fingerprint import fast_repr
+    from groupcheck.checker.fingerprint import fast_repr
 
     @dataclass(frozen=True, slots=True)
     class Plain:

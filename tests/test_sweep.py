@@ -8,12 +8,12 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from groupcheck.checker.spark import spark_session
+from groupcheck.model.scenario import scenario_from_data
 
-from checker.spark import spark_session
 from groupcheck import check_scenario, replay_trace
 from groupcheck.cli import main
 from groupcheck.sweep import SweepError, load_sweep, run_sweep
-from model.scenario import scenario_from_data
 
 SWEEP = """
 name = "tiny"

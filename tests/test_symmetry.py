@@ -15,15 +15,15 @@ from collections import Counter
 from dataclasses import replace
 
 import pytest
+from groupcheck.checker import Verdict, bfs
+from groupcheck.checker.examples.twophase import CommitEarly, TwoPhase
+from groupcheck.model.group import GroupModel
+from groupcheck.model.shared.config import FAULT_NAMES
+from groupcheck.model.shared.state import Budget, World
+from groupcheck.model.shared.symmetry import consumer_units, permute_consumers
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from checker import Verdict, bfs
-from checker.examples.twophase import CommitEarly, TwoPhase
-from model.config import FAULT_NAMES
-from model.group import GroupModel
-from model.state import Budget, World
-from model.symmetry import consumer_units, permute_consumers
 from tests.test_model import RANDOM_CFG
 
 # the random-walk world of test_model with three consumers, three partitions and one of each fault

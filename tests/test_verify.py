@@ -188,11 +188,11 @@ def test_a_consistent_trace_that_runs_past_the_violation_does_not_replay(
 ) -> None:
     """A longer story, every step of it consistent with the model, but the search would have stopped at
     step 11 where the property is first violated: replay says so."""
-    from checker import Counterexample, Result, Stats, Step, Verdict
-    from model import GroupModel
-    from model.explain import trace_document
-    from model.group import parse_action
-    from model.scenario import scenario_from_data
+    from groupcheck.checker import Counterexample, Result, Stats, Step, Verdict
+    from groupcheck.model import GroupModel
+    from groupcheck.model.explain import trace_document
+    from groupcheck.model.group import parse_action
+    from groupcheck.model.scenario import scenario_from_data
 
     doc = json.loads(original.read_text(encoding="utf-8"))
     sc = scenario_from_data(doc["scenario"], "embedded")

@@ -22,12 +22,12 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from groupcheck.traces import TraceRenderError, render_svg, to_html, write_bundle
+from groupcheck.traces.html import COLUMN, FIT, MIN_COLUMN, ROW, layout, sequence_svg, text_width, wrap
 
 from groupcheck.cli import main
 from groupcheck.runner import check_scenario
 from tests.test_traces import MESSAGE, PROPERTY, N, sample
-from traces import TraceRenderError, render_svg, to_html, write_bundle
-from traces.html import COLUMN, FIT, MIN_COLUMN, ROW, layout, sequence_svg, text_width, wrap
 
 ROOT = Path(__file__).resolve().parent.parent
 ARTIFACTS = ROOT / "test-artifacts"

@@ -14,15 +14,24 @@ This package depends only on plain data and networkx: it imports nothing from ``
 ``groupcheck``, so a trace can be rendered without the model that produced it.
 """
 
-from traces.bundle import write_bundle
-from traces.document import SCHEMA, SCHEMAS, TraceFormatError, changed_fields, dump, dumps, load, validate
-from traces.dot import to_dot
-from traces.graph import to_graph
-from traces.graphml import write_graphml
-from traces.html import to_html
-from traces.mermaid import to_mermaid
-from traces.narrate import narrate
-from traces.svg import TraceRenderError, dot_program, render_svg
+from groupcheck.traces.bundle import write_bundle
+from groupcheck.traces.document import (
+    SCHEMA,
+    SCHEMAS,
+    TraceFormatError,
+    changed_fields,
+    dump,
+    dumps,
+    load,
+    validate,
+)
+from groupcheck.traces.dot import to_dot
+from groupcheck.traces.graph import to_graph
+from groupcheck.traces.graphml import write_graphml
+from groupcheck.traces.html import to_html
+from groupcheck.traces.mermaid import to_mermaid
+from groupcheck.traces.narrate import narrate
+from groupcheck.traces.svg import TraceRenderError, dot_program, render_svg
 
 __all__ = [
     "SCHEMA",

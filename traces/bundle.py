@@ -5,14 +5,14 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from traces.document import dump, validate
-from traces.dot import to_dot
-from traces.graph import to_graph
-from traces.graphml import write_graphml
-from traces.html import to_html
-from traces.mermaid import to_mermaid
-from traces.narrate import narrate
-from traces.svg import dot_program, render_svg
+from groupcheck.traces.document import dump, validate
+from groupcheck.traces.dot import to_dot
+from groupcheck.traces.graph import to_graph
+from groupcheck.traces.graphml import write_graphml
+from groupcheck.traces.html import to_html
+from groupcheck.traces.mermaid import to_mermaid
+from groupcheck.traces.narrate import narrate
+from groupcheck.traces.svg import dot_program, render_svg
 
 FILES = {
     "json": "trace.json",

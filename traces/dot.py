@@ -14,8 +14,7 @@ import textwrap
 import unicodedata
 
 import networkx as nx
-
-from traces.graph import back_edge, states_in_order, steps_in_order
+from groupcheck.traces.graph import back_edge, states_in_order, steps_in_order
 
 EDGE_COLORS = {
     "fault": "red",

@@ -30,9 +30,15 @@ from html import escape
 from typing import Any
 
 import networkx as nx
-
-from traces.graph import as_graph, diagram_columns, lifelines_named, loop_repeats, loop_text, steps_in_order
-from traces.narrate import RECORDED_NOTE
+from groupcheck.traces.graph import (
+    as_graph,
+    diagram_columns,
+    lifelines_named,
+    loop_repeats,
+    loop_text,
+    steps_in_order,
+)
+from groupcheck.traces.narrate import RECORDED_NOTE
 
 # the five rebalance phases (docs/MODEL.md; seed 000); 0 = no rebalance under way
 PHASES = {

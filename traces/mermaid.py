@@ -13,8 +13,7 @@ import re
 from typing import Any
 
 import networkx as nx
-
-from traces.graph import as_graph, diagram_columns, lifelines_named, loop_text, steps_in_order
+from groupcheck.traces.graph import as_graph, diagram_columns, lifelines_named, loop_text, steps_in_order
 
 _ID = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 _KEYWORDS = {"end", "participant", "actor", "note", "loop", "alt", "else", "opt", "par", "rect", "and"}

@@ -32,8 +32,7 @@ import textwrap
 from typing import Any
 
 import networkx as nx
-
-from traces.graph import as_graph, loop_repeats, loop_text, states_in_order, steps_in_order
+from groupcheck.traces.graph import as_graph, loop_repeats, loop_text, states_in_order, steps_in_order
 
 WIDTH = 100
 # the search figures are what the run reported: replaying the steps cannot re-check them

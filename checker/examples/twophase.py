@@ -24,8 +24,8 @@ from __future__ import annotations
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 
-from checker.contract import Model, Property, always
-from checker.fingerprint import mix64
+from groupcheck.checker.contract import Model, Property, always
+from groupcheck.checker.fingerprint import mix64
 
 # RM states, 2 bits each
 WORKING, PREPARED, COMMITTED, ABORTED = 0, 1, 2, 3

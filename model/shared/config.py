@@ -8,8 +8,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field, fields
 
-from model.assignors import ASSIGNOR_NAMES
-from model.state import Budget
+from groupcheck.model.assignors import ASSIGNOR_NAMES
+from groupcheck.model.shared.state import Budget
 
 PROTOCOLS = ("classic", "eager", "cooperative", "static")
 ASSIGNORS = ASSIGNOR_NAMES
@@ -63,8 +63,8 @@ class Config:
     switches: Switches = field(default_factory=Switches)
     protocol: str = "classic"
     assignor: str = "range"
-    # renumber generations 1..k after every step (model.generations): set for scenarios that check a
-    # liveness property, so a rebalance storm is a cycle
+    # renumber generations 1..k after every step (groupcheck.model.shared.generations): set for scenarios that
+    # check a liveness property, so a rebalance storm is a cycle
     renumber_generations: bool = False
 
     @property

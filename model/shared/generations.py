@@ -5,8 +5,9 @@ Nothing in the model does arithmetic on a generation other than the coordinator'
 every other use compares two generations (equal, older, newer) or asks whether one is 0 (none yet; -1 in a
 claim). So renaming the positive generations in use, order-preserving, to 1..k gives a world that behaves
 exactly like the original (the renaming commutes with every step, and a bump still makes a generation
-newer than every one in use) — a bisimulation, like the member-id renaming of :mod:`model.symmetry`. A
-storm is then a cycle: "generation climbs" shows as the same few numbers coming round again.
+newer than every one in use) — a bisimulation, like the member-id renaming of
+:mod:`groupcheck.model.shared.symmetry`. A storm is then a cycle: "generation climbs" shows as the same few
+numbers coming round again.
 
 Only scenarios that check a liveness property renumber (``Config.renumber_generations``, set by the
 scenario loader): elsewhere the trace keeps Kafka's generation numbers, which are easier to follow.
@@ -16,7 +17,7 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from model.state import Broker, Consumer, Link, Log, Msg, World
+from groupcheck.model.shared.state import Broker, Consumer, Link, Log, Msg, World
 
 Claims = tuple[tuple[int, tuple[int, ...], int], ...]
 

@@ -20,11 +20,11 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from model.assignors import ASSIGNORS, MemberSpec, assign, owner_per_slot
-from model.config import Config
-from model.coordinator import close_connection
-from model.network import clear_consumer_links, link, link_index, pop_at_consumer, to_broker
-from model.state import (
+from groupcheck.model.assignors import ASSIGNORS, MemberSpec, assign, owner_per_slot
+from groupcheck.model.protocols.coordinator import close_connection
+from groupcheck.model.shared.config import Config
+from groupcheck.model.shared.network import clear_consumer_links, link, link_index, pop_at_consumer, to_broker
+from groupcheck.model.shared.state import (
     FENCED,
     FENCED_INSTANCE_ID,
     GONE,

@@ -13,18 +13,18 @@
   consumer joining, and a topic gaining a partition.
 
 ``failover_phase = k`` pins coordinator crashes to the moment the coordinator has completed rebalance
-phase ``k`` (see :mod:`model.coordinator`).
+phase ``k`` (see :mod:`groupcheck.model.protocols.coordinator`).
 """
 
 from __future__ import annotations
 
 from dataclasses import replace
 
-from model.config import Config
-from model.consumer import shut_down
-from model.coordinator import fresh_coordinator, unload_group
-from model.network import clear_broker_links, link_index, to_broker
-from model.state import (
+from groupcheck.model.protocols.consumer import shut_down
+from groupcheck.model.protocols.coordinator import fresh_coordinator, unload_group
+from groupcheck.model.shared.config import Config
+from groupcheck.model.shared.network import clear_broker_links, link_index, to_broker
+from groupcheck.model.shared.state import (
     ABSENT,
     DOWN,
     GONE,

@@ -8,24 +8,25 @@ Some steps have more than one outcome in Kafka, and the explorer must try each:
   the world holds (the ones handed out earlier in the same step included): ``0`` sorts first, ``k``
   (with ``k`` ids in use) last.
 * **The order of a non-atomic generation write** (``atomic_generation_write`` off): membership first, or
-  generation + ownership first (see :func:`model.coordinator.schedule_write`).
+  generation + ownership first (see :func:`groupcheck.model.protocols.coordinator.schedule_write`).
 
 A handler asks its :class:`Plan` for each choice, in an order that does not depend on the values chosen.
-:class:`model.group.GroupModel` runs a step once with a *recording* plan (``tail=None``: every choice
-takes its default and the number of options is noted), then offers one action per combination: the
+:class:`groupcheck.model.group.GroupModel` runs a step once with a *recording* plan (``tail=None``: every
+choice takes its default and the number of options is noted), then offers one action per combination: the
 chosen values are the action's trailing arguments (``CompleteJoin(B1, 0)``: the one new member id sorts
 first). Run with those arguments, a plan hands the values out in order; a step whose choices do not
 match its arguments (too few, too many, out of range) is not enabled.
 
-Member ids are compared, never computed with, and :func:`model.symmetry.canonical_member_ids` renames
-them order-preservingly onto ``1..k`` after every step. So a new id of rank ``r`` is simply a value
-between the ids ranked ``r - 1`` and ``r`` (a midpoint, possibly not a whole number), renamed to a whole
-number when the step ends; the last rank gives ``max + 1``, the id the model always gave before.
+Member ids are compared, never computed with, and
+:func:`groupcheck.model.shared.symmetry.canonical_member_ids` renames them order-preservingly onto ``1..k``
+after every step. So a new id of rank ``r`` is simply a value between the ids ranked ``r - 1`` and ``r`` (a
+midpoint, possibly not a whole number), renamed to a whole number when the step ends; the last rank gives
+``max + 1``, the id the model always gave before.
 """
 
 from __future__ import annotations
 
-from model.state import World
+from groupcheck.model.shared.state import World
 
 
 class Unplanned(Exception):
@@ -70,7 +71,7 @@ class Plan:
     def new_member_id(self) -> float:
         """A fresh member id of the chosen rank among every id in use (by default the last rank)."""
         if self._ids is None:
-            from model.symmetry import member_ids_in
+            from groupcheck.model.shared.symmetry import member_ids_in
 
             self._ids = sorted(member_ids_in(self.start))
         ids = self._ids

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from model.state import Broker, Consumer, History, Link, Log, Msg, World
+from groupcheck.model.shared.state import Broker, Consumer, History, Link, Log, Msg, World
 
 
 def member_ids_in(w: World) -> set[int]:

@@ -21,7 +21,8 @@ are ordered by member id, as Kafka orders member id strings. Every assignor is d
   assigns it (Kafka's CooperativeStickyAssignor, KIP-429).
 
 Range and RoundRobin are written once, over an :class:`Ops` backend: :data:`CONCRETE` runs them on Python
-bools and ints, and :mod:`model.assignor_proofs` runs the very same functions on z3 terms to prove them.
+bools and ints, and :mod:`groupcheck.model.assignors.proofs` runs the very same functions on z3 terms to prove
+them.
 """
 
 from __future__ import annotations
@@ -32,7 +33,7 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol
 
-Bit = Any  # a Python bool here; a z3 BoolRef when model.assignor_proofs runs the same code symbolically
+Bit = Any  # a Python bool here; a z3 BoolRef when .proofs runs the same code symbolically
 Num = Any  # a Python int here; a z3 ArithRef there
 Matrix = list[list[list[Bit]]]  # [member index][topic][partition] -> is it assigned to that member
 

@@ -4,9 +4,10 @@ Every result holds *within a bound*: every member count 1..M, every topic count 
 count 0..P per topic, every subscription pattern (each member any subset of the topics, the empty one
 included). Two methods, and each result says which one it used:
 
-* **symbolic** (Range, RoundRobin): the assignors' own code (:data:`model.assignors.MATRIX_CORES`, the
-  functions :func:`model.assignors.assign` runs) is executed once per (member count, topic count) over
-  z3 terms — subscription bits are z3 Bools, partition counts z3 Ints in 0..P, Range's per-topic
+* **symbolic** (Range, RoundRobin): the assignors' own code (:data:`groupcheck.model.assignors.MATRIX_CORES`,
+the
+  functions :func:`groupcheck.model.assignors.assign` runs) is executed once per (member count, topic count)
+  over z3 terms — subscription bits are z3 Bools, partition counts z3 Ints in 0..P, Range's per-topic
   subscriber ranks are sums and its arithmetic a case split over the divisor, RoundRobin's circular
   dealing is unrolled over every partition slot. z3 is asked for an input that violates the property:
   ``unsat`` for every size is the proof; ``sat`` is a counterexample, decoded from the model, shrunk to
@@ -30,8 +31,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import z3
-
-from model.assignors import (
+from groupcheck.model.assignors import (
     CONCRETE,
     MATRIX_CORES,
     Bit,
@@ -48,7 +48,8 @@ PROVED, COUNTEREXAMPLE, EXPECTED_COUNTEREXAMPLE = "proved", "counterexample", "e
 UNKNOWN = "unknown"
 
 AssignFn = Callable[..., dict[int, tuple[int, ...]]]
-"""``assign_fn(name, members, sizes, offsets)`` — :func:`model.assignors.assign` unless a test injects one."""
+"""``assign_fn(name, members, sizes, offsets)`` — :func:`groupcheck.model.assignors.assign` unless a test
+injects one."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -121,7 +122,7 @@ def _bit(x: Bit) -> Any:
 
 
 class Z3Ops:
-    """:class:`model.assignors.Ops` over z3 terms (concrete values mixed in are lifted)."""
+    """:class:`groupcheck.model.assignors.Ops` over z3 terms (concrete values mixed in are lifted)."""
 
     def ite(self, cond: Bit, then: Num, other: Num) -> Any:
         if not z3.is_expr(cond):

@@ -10,9 +10,9 @@ from __future__ import annotations
 import operator
 from collections.abc import Iterable
 
-from checker import Property, always, leads_to
-from model.config import Config
-from model.state import (
+from groupcheck.checker import Property, always, leads_to
+from groupcheck.model.shared.config import Config
+from groupcheck.model.shared.state import (
     CATCHUP,
     GONE,
     MEMBER,

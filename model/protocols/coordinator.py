@@ -9,9 +9,9 @@ failover can strike between any two of them and a scenario can pin ``failover_ph
 2. ``BeginRebalance``: from now on heartbeats are answered IllegalGeneration ("Prepare for rebalance");
 3. the first JoinGroup of the round arrives (JoinGroups are held: they are answered in phase 5);
 4. ``CompleteJoin``: once every known member has rejoined (or been declared dead), it bumps the generation,
-   gives member ids to new members (each of any rank among the ids in use: :mod:`model.choice`), computes
-   the ownership and writes generation + membership + ownership to the log in one record (two records
-   with ``atomic_generation_write`` off, in either order);
+   gives member ids to new members (each of any rank among the ids in use:
+   :mod:`groupcheck.model.shared.choice`), computes the ownership and writes generation + membership +
+   ownership to the log in one record (two records with ``atomic_generation_write`` off, in either order);
 5. ``RespondJoinGroup``: the JoinGroup responses go out, one step per member, in member-id order.
 
 Rules from seed 000: a commit must carry a known member id and the current generation (both higher and
@@ -25,11 +25,11 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from model.assignors import ASSIGNORS, owner_per_slot
-from model.choice import Plan
-from model.config import Config
-from model.network import link, link_index, pop_at_broker, to_consumer
-from model.state import (
+from groupcheck.model.assignors import ASSIGNORS, owner_per_slot
+from groupcheck.model.shared.choice import Plan
+from groupcheck.model.shared.config import Config
+from groupcheck.model.shared.network import link, link_index, pop_at_broker, to_consumer
+from groupcheck.model.shared.state import (
     CATCHUP,
     GONE,
     ILLEGAL_GENERATION,
@@ -252,7 +252,7 @@ def entry_key(e: tuple[int, int | None]) -> tuple[int, int]:
     """How held JoinGroups are kept: members with an id by id, then new members in arrival order (a
     stable sort). Never by consumer index: new ids are handed out and JoinGroups answered in this order,
     and an order that singled out consumer slots would break the symmetry between consumers that
-    :mod:`model.symmetry` relies on."""
+    :mod:`groupcheck.model.shared.symmetry` relies on."""
     return (0, e[1]) if e[1] is not None else (1, 0)
 
 

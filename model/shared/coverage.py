@@ -20,9 +20,9 @@ from __future__ import annotations
 from dataclasses import replace
 from typing import Any
 
-from checker.contract import Probe
-from checker.result import Coverage
-from model.config import FAULT_NAMES, Config, Switches
+from groupcheck.checker.contract import Probe
+from groupcheck.checker.result import Coverage
+from groupcheck.model.shared.config import FAULT_NAMES, Config, Switches
 
 # the action that spends each fault budget
 FAULT_ACTIONS: dict[str, str] = {

@@ -1,7 +1,7 @@
 """Today's eager protocol: JoinGroup + SyncGroup (seed 001; group states from seed 004).
 
 The coordinator side of ``protocol = "eager"``. What differs from the seed-000 design
-(:mod:`model.coordinator`, whose helpers this module reuses):
+(:mod:`groupcheck.model.protocols.coordinator`, whose helpers this module reuses):
 
 * **JoinGroup** collects every member as before, but its response carries no assignment: it gives the
   member its id and the new generation, and gives the **group leader** (the first member to join; kept
@@ -31,11 +31,11 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from model import coordinator as classic
-from model.choice import Plan
-from model.config import Config
-from model.network import link, to_consumer
-from model.state import (
+from groupcheck.model.protocols import coordinator as classic
+from groupcheck.model.shared.choice import Plan
+from groupcheck.model.shared.config import Config
+from groupcheck.model.shared.network import link, to_consumer
+from groupcheck.model.shared.state import (
     CATCHUP,
     FENCED_INSTANCE_ID,
     ILLEGAL_GENERATION,

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from checker.fingerprint import fast_repr
+from groupcheck.checker.fingerprint import fast_repr
 
 # consumer statuses (seed 000's consumer state machine, plus "absent"/"left" for the fault budget)
 ABSENT = "absent"  # not started yet: a consumer_joins budget can start it

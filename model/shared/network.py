@@ -10,8 +10,8 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from model.config import Config
-from model.state import Link, Msg, World, tset
+from groupcheck.model.shared.config import Config
+from groupcheck.model.shared.state import Link, Msg, World, tset
 
 
 def link_index(cfg: Config, c: int, b: int) -> int:

@@ -1,0 +1,83 @@
+"""The installed package claims one top-level name, ``groupcheck`` (issue 19): the repository's model/,
+checker/ and traces/ folders are installed as groupcheck.model, groupcheck.checker and groupcheck.traces,
+and the wheel holds everything the tests and benchmarks import."""
+
+from __future__ import annotations
+
+import re
+import subprocess
+import sys
+import zipfile
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+SPEC = ROOT / "specs" / "teaching" / "gc-pause-zombie-fetch.toml"
+
+
+@pytest.fixture(scope="module")
+def wheel(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    out = tmp_path_factory.mktemp("wheel")
+    subprocess.run(
+        [sys.executable, "-m", "pip", "wheel", "--no-deps", "-q", "-w", str(out), str(ROOT)],
+        check=True,
+        capture_output=True,
+    )
+    (built,) = out.glob("groupcheck-*.whl")
+    return built
+
+
+def test_the_wheel_claims_only_groupcheck(wheel: Path) -> None:
+    names = zipfile.ZipFile(wheel).namelist()
+    tops = {n.split("/")[0] for n in names}
+    assert {t for t in tops if not t.endswith(".dist-info")} == {"groupcheck"}
+
+
+def test_the_wheel_holds_every_module_the_tests_and_benchmarks_import(wheel: Path) -> None:
+    names = set(zipfile.ZipFile(wheel).namelist())
+    imported: set[str] = set()
+    for path in [*ROOT.glob("tests/*.py"), *ROOT.glob("benchmarks/*.py")]:
+        imported |= set(re.findall(r"^\s*(?:from|import) (groupcheck(?:\.\w+)*)", path.read_text(), re.M))
+    assert "groupcheck.checker.examples.twophase" in imported
+    for module in sorted(imported):
+        parts = module.split(".")
+        assert f"{'/'.join(parts)}.py" in names or f"{'/'.join(parts)}/__init__.py" in names, module
+
+
+def test_a_user_project_with_its_own_model_module_still_imports_groupcheck(tmp_path: Path) -> None:
+    """A project of the user's with a model.py (or checker.py, traces.py) of its own: the pytest helper
+    and the model import as before (they used to resolve to the user's files)."""
+    for name in ("model", "checker", "traces"):
+        (tmp_path / f"{name}.py").write_text("raise ImportError('the user project module was imported')\n")
+    code = (
+        "import sys; sys.path.insert(0, '')\n"
+        "from groupcheck.testing import check_as_expected\n"
+        "from groupcheck.model import GroupModel\n"
+        f"o = check_as_expected({str(SPEC)!r})\n"
+        "print(o.as_expected)\n"
+    )
+    out = subprocess.run([sys.executable, "-c", code], cwd=tmp_path, capture_output=True, text=True)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.strip() == "True"
+
+
+def test_a_non_editable_install_of_the_wheel_checks_a_scenario(wheel: Path, tmp_path: Path) -> None:
+    """The wheel installed as a plain package (not the checkout): the library checks a scenario from it."""
+    target = tmp_path / "site"
+    subprocess.run(
+        [sys.executable, "-m", "pip", "install", "--no-deps", "-q", "--target", str(target), str(wheel)],
+        check=True,
+        capture_output=True,
+    )
+    code = (
+        "import groupcheck.model, groupcheck.checker.examples.twophase\n"
+        "from groupcheck.runner import check_scenario\n"
+        f"o = check_scenario({str(SPEC)!r})\n"
+        "print(groupcheck.model.__file__); print(o.as_expected)\n"
+    )
+    env = {"PYTHONPATH": str(target), "PATH": "/usr/bin:/bin"}
+    out = subprocess.run([sys.executable, "-c", code], cwd=tmp_path, capture_output=True, text=True, env=env)
+    assert out.returncode == 0, out.stderr
+    where, verdict = out.stdout.split()
+    assert where.startswith(str(target)) and verdict == "True"
