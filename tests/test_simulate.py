@@ -172,7 +172,8 @@ def test_a_listing_that_drifts_from_the_model_is_refused(monkeypatch: pytest.Mon
     """Should GroupModel gain an action the simulation model does not list, walks stop with one line."""
     monkeypatch.setattr(sim.SimulationModel, "_broker_actions", lambda self, b, br, bud, leader: [])
     sc = load_scenario(STABLE, simulation=True)
-    with pytest.raises(sim.ListingDrift, match=r"out of date with model\.group: GroupModel lists"):
+    drift = r"out of date with groupcheck\.model\.group: GroupModel lists"
+    with pytest.raises(sim.ListingDrift, match=drift):
         sim.Walker(sc, sim.Settings(runs=1)).walk(0)
 
 
