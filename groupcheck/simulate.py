@@ -70,7 +70,7 @@ from groupcheck.checker.simulate import (
     shorten,
 )
 from groupcheck.model.explain import trace_document
-from groupcheck.model.group import _BASE_ARITY, _COORDINATOR_STEPS, _SHAPES, Act, GroupModel
+from groupcheck.model.group import _BASE_ARITY, _COORDINATOR_STEPS, _SHAPES, Act, GroupModel, member_timeout
 from groupcheck.model.scenario import (
     MAX_NAME_CHARS,
     Scenario,
@@ -81,7 +81,7 @@ from groupcheck.model.scenario import (
 from groupcheck.model.shared.choice import Plan, Unplanned
 from groupcheck.model.shared.config import FAULT_NAMES, Config
 from groupcheck.model.shared.coverage import FAULT_ACTIONS, unexercised
-from groupcheck.model.shared.state import ABSENT, DOWN, GONE, MEMBER, NONE, PREPARE, STEADY, Budget, World
+from groupcheck.model.shared.state import ABSENT, DOWN, GONE, MEMBER, NONE, STEADY, Budget, World
 from groupcheck.model.shared.symmetry import canonical_member_ids
 from groupcheck.traces import write_bundle
 
@@ -333,8 +333,7 @@ class SimulationModel(GroupModel):
             if br.role == STEADY:
                 out.append(Act("NoticePartitionGrowth", me, (b,)))
             out += (Act("SessionExpired", me, (b, mid)) for mid, _ in br.members)
-            eager = self.cfg.protocol != "classic"
-            timeout = "RebalanceTimeout" if br.role == PREPARE else "SyncTimeout" if eager else None
+            timeout = member_timeout(self.cfg, br.role)
             if timeout is not None:
                 out += (Act(timeout, me, (b, mid)) for mid, _ in br.members)
         if br.paused:

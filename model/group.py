@@ -414,12 +414,10 @@ class GroupModel(Model[World, Act]):
                         yield Act("NoticePartitionGrowth", me, (b,))
                     for mid, _ in br.members:
                         yield Act("SessionExpired", me, (b, mid))
-                    if br.role == PREPARE:
+                    timeout = member_timeout(cfg, br.role)
+                    if timeout is not None:
                         for mid, _ in br.members:
-                            yield Act("RebalanceTimeout", me, (b, mid))
-                    elif self._eager:
-                        for mid, _ in br.members:
-                            yield Act("SyncTimeout", me, (b, mid))
+                            yield Act(timeout, me, (b, mid))
             if br.paused:
                 yield Act("GcResume", me, (b,))
             elif br.up and bud.gc_pauses:
@@ -556,6 +554,19 @@ UNFAIR = frozenset(
         "PollResume",
     }
 )
+
+
+def member_timeout(cfg: Config, role: str) -> str | None:
+    """The per-member timeout a coordinator in ``role`` offers beside the session timeout, if the scenario
+    can ever enable it: the rebalance timeout while preparing, the SyncGroup timeout otherwise (today's
+    protocols). Both need a stalled poll loop (a ``poll_stalls`` budget), except the rebalance timeout with
+    ``wait_for_rejoin`` off; listing them nowhere else keeps them off every other scenario's hot path."""
+    stalls = cfg.budget.poll_stalls > 0
+    if role == PREPARE:
+        return "RebalanceTimeout" if stalls or not cfg.switches.wait_for_rejoin else None
+    return "SyncTimeout" if stalls and cfg.protocol != "classic" else None
+
+
 # timeouts of a member (fair per broker and member id)
 _MEMBER_TIMEOUTS = ("SessionExpired", "RebalanceTimeout", "SyncTimeout")
 # timeouts whose cause persists, listed in fairness() beside the protocol steps
