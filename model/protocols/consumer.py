@@ -470,9 +470,15 @@ def coordinator_timeout(cfg: Config, w: World, c: int) -> World | None:
         return None
     # it gives up on the connection: what is in flight on it is dropped, and so is a JoinGroup the
     # broker still holds for it (the response would have nowhere to go)
-    i = link_index(cfg, c, b)
-    links = tset(w.links, i, Link(cut=ln.cut))
-    w = replace(w, consumers=tset(w.consumers, c, _rediscover(cons)), links=links)
+    return _give_up(cfg, _with(w, c, _rediscover(cons)), c, b)
+
+
+def _give_up(cfg: Config, w: World, c: int, b: int) -> World:
+    """Consumer ``c`` abandons its connection to broker ``b``: what is in flight on it either way is
+    dropped, and so is whatever ``b`` holds for it."""
+    ln = link(cfg, w, c, b)
+    if ln.to_broker or ln.to_consumer:
+        w = replace(w, links=tset(w.links, link_index(cfg, c, b), Link(cut=ln.cut)))
     return close_connection(cfg, w, b, c)
 
 
@@ -498,14 +504,9 @@ def poll_timeout(cfg: Config, w: World, c: int) -> World | None:
     # whatever it was waiting for is abandoned with the member id: its requests and their answers on
     # the way are dropped (Kafka ignores a response for a generation it has reset; the model keeps one
     # request outstanding per consumer) and so is what a broker holds for it
-    links = w.links
+    w = _with(w, c, cons)
     for b in range(cfg.brokers):
-        ln = link(cfg, w, c, b)
-        if ln.to_consumer or ln.to_broker:
-            links = tset(links, link_index(cfg, c, b), Link(cut=ln.cut))
-    w = _with(w, c, cons, links=links)
-    for b in range(cfg.brokers):
-        w = close_connection(cfg, w, b, c)
+        w = _give_up(cfg, w, c, b)
     b = w.consumers[c].coordinator
     if b is not None and w.brokers[b].up and not link(cfg, w, c, b).cut:
         w = replace(w, links=to_broker(cfg, w, c, b, leave))
