@@ -124,19 +124,27 @@ def _balance(sizes: list[int]) -> list[tuple[int, int, int]]:
 
 
 def _gather(controls: list[Any], stop: Any, should_stop: StopHook | None, asked: list[str]) -> list[Any]:
-    """Every worker's report, asking ``should_stop`` twice a second while waiting (a stop it asks for
-    is recorded in ``asked`` and passed to the workers through ``stop``)."""
+    """Every worker's report, asking ``should_stop`` twice a second while waiting and once more when
+    every report is in (a stop it asks for is recorded in ``asked`` and passed to the workers through
+    ``stop``). Only this process sees a signal sent to it alone, and a level can take less than half a
+    second, so the question after the level is what makes ``kill PID`` stop a fast search."""
     conns = [c[0] for c in controls]
     got: dict[int, Any] = {}
-    while len(got) < len(conns):
-        ready = wait([c for i, c in enumerate(conns) if i not in got], timeout=0.5)
-        for c in ready:
-            got[conns.index(c)] = c.recv()  # type: ignore[union-attr]
-        if not ready and should_stop is not None and not stop.is_set():
+
+    def ask() -> None:
+        if should_stop is not None and not stop.is_set():
             why = should_stop()
             if why is not None:
                 asked.append(why)
                 stop.set()
+
+    while len(got) < len(conns):
+        ready = wait([c for i, c in enumerate(conns) if i not in got], timeout=0.5)
+        for c in ready:
+            got[conns.index(c)] = c.recv()  # type: ignore[union-attr]
+        if not ready:
+            ask()
+    ask()
     return [got[i] for i in range(len(conns))]
 
 

@@ -145,3 +145,23 @@ def _violated_catalogue() -> list[Path]:
 @pytest.mark.parametrize("path", _violated_catalogue(), ids=lambda p: p.stem)
 def test_every_violated_catalogue_scenario_is_engine_independent(path: Path) -> None:
     test_violation_is_engine_independent(str(path.relative_to(ROOT)))
+
+
+def test_stop_seen_only_by_the_parent_stops_a_fast_search() -> None:
+    """A signal sent to the parent alone (``kill PID``) is seen by its stop hook only. Levels of TwoPhase
+    take far less than the half second the parent used to wait before asking, so the search ran to the
+    end and said "holds" (CI caught it on eager-failover-in-phase-5 once the model got faster)."""
+    import os
+
+    parent = os.getpid()
+    asked = []
+
+    def should_stop() -> str | None:
+        if os.getpid() != parent:  # a forked worker's copy: it never sees the parent's signal
+            return None
+        asked.append(1)
+        return "interrupted" if len(asked) >= 3 else None
+
+    r = parallel_bfs(TwoPhase(5), workers=2, should_stop=should_stop)
+    assert r.verdict == Verdict.INCOMPLETE and r.stopped_by == "interrupted"
+    assert r.stats.distinct_states < 8_832
