@@ -658,6 +658,8 @@ def cmd_conform(args: argparse.Namespace) -> int:
             max_steps=args.max_steps,
             counterexamples=searched,
             progress=note,
+            steer=conform.steering_search(progress=note) if args.steered else None,
+            steered_walks=args.steered,
         )
     except conform.HarnessUnavailable as exc:
         print(f"groupcheck: conform: {exc}", file=sys.stderr)
@@ -821,14 +823,22 @@ def _at_most(limit: int) -> Callable[[str], int]:
     return parse
 
 
-def _positive(text: str) -> int:
+def _whole(text: str, least: int) -> int:
     try:
         value = int(text)
     except ValueError:
         raise argparse.ArgumentTypeError(f"must be a whole number, got {text!r}") from None
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"must be at least 1, got {value}")
+    if value < least:
+        raise argparse.ArgumentTypeError(f"must be at least {least}, got {value}")
     return value
+
+
+def _positive(text: str) -> int:
+    return _whole(text, 1)
+
+
+def _non_negative(text: str) -> int:
+    return _whole(text, 0)
 
 
 def _seconds(text: str) -> float:
@@ -1012,6 +1022,14 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--seed", type=int, default=0, metavar="S", help="seed of the walks (0)")
     p.add_argument("--out", metavar="DIR", help="write a bundle per divergence under DIR/<protocol>/")
     p.add_argument("--max-steps", type=_positive, default=60, metavar="N", help="steps per walk (60)")
+    p.add_argument(
+        "--steered",
+        type=_non_negative,
+        default=0,
+        metavar="N",
+        help="also N walks a protocol to each rare target (ILLEGAL_GENERATION responses, the rebalance "
+        "and SyncGroup timeouts): along the shortest path a search finds, then at random (0)",
+    )
     p.add_argument(
         "--search",
         choices=("violated", "all", "none"),

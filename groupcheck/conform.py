@@ -555,8 +555,12 @@ class Replayer:
             # Kafka's pending-sync timer: every member that has not sent its SyncGroup is removed, and the
             # group rebalances (the model's timeouts have causes: only the stalled member has not)
             return [{"op": "sync_timeout"}]
-        # RebalanceTimeout: Kafka's join timer fires at the model's CompleteJoin that follows; it removes the
-        # dynamic members that have not rejoined and completes the join in one go
+        if name == "RebalanceTimeout" and self.cfg.protocol == "static":
+            # static membership: the model's timeout completes the join itself, keeping the static members
+            # that have not rejoined, as Kafka's join timer does
+            return [{"op": "complete_join"}]
+        # RebalanceTimeout of a dynamic member: Kafka's join timer fires at the model's CompleteJoin that
+        # follows; it removes the dynamic members that have not rejoined and completes the join in one go
         if name == "CoordinatorCrash":
             return [{"op": "crash"}] if _coordinator(w) == args[0] else []
         if name == "ElectCoordinator":
@@ -1033,24 +1037,6 @@ def rule(name: str, category: str, explanation: str) -> Callable[[Rule], Rule]:
 )
 def _granularity(case: Case) -> bool:
     return case.pending_before and _base(case.act)[0] not in ("BeginRebalance", "CompleteJoin")
-
-
-@rule(
-    "static-member-kept-at-rebalance-timeout",
-    MODEL_FIX,
-    """Static membership: the rebalance timeout runs out while a static member whose poll loop stalled has
-    not rejoined. Kafka removes only the dynamic members still missing (KAFKA-8220, KIP-345: a static
-    member is not kicked out through the rebalance timeout) and completes the join with the static member
-    in the new generation, to be answered when it rejoins; the model's coordinator completes a join only
-    with every member rejoined, so it removes the static member like a dynamic one
-    (groupcheck.model.protocols.coordinator.rebalance_timeout). Fix: let CompleteJoin count a timed-out static
-    member as joined with its last metadata.""",
-)
-def _static_kept_at_rebalance_timeout(case: Case) -> bool:
-    name = _base(case.act)[0]
-    before = _base(case.prev_act)[0] if case.prev_act is not None else None
-    timed_out = name == "RebalanceTimeout" or (name == "CompleteJoin" and before == "RebalanceTimeout")
-    return timed_out and case.rep.cfg.protocol == "static"
 
 
 @rule(

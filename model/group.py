@@ -417,7 +417,11 @@ class GroupModel(Model[World, Act]):
                     timeout = member_timeout(cfg, br.role)
                     if timeout is not None:
                         for mid, _ in br.members:
-                            yield Act(timeout, me, (b, mid))
+                            act = Act(timeout, me, (b, mid))
+                            if timeout in _BASE_ARITY:  # static: the rebalance timeout completes the join
+                                yield from self._outcomes(w, act)
+                            else:
+                                yield act
             if br.paused:
                 yield Act("GcResume", me, (b,))
             elif br.up and bud.gc_pauses:
@@ -518,6 +522,8 @@ class GroupModel(Model[World, Act]):
         if name == "SessionExpired":
             return self._expire(cfg, w, *args)
         if name == "RebalanceTimeout":
+            if self._eager:
+                return eager_.rebalance_timeout(cfg, w, *args, plan)
             return coord_.rebalance_timeout(cfg, w, *args)
         if name == "SyncTimeout":
             return eager_.sync_timeout(cfg, w, *args) if self._eager else None
@@ -623,7 +629,7 @@ _SHAPES: dict[str, str] = {
     **{"Handle" + r: "bc" for r in REQUESTS},
     **{r: "cb" for r in RESPONSES},
     "SessionExpired": "bm",
-    "RebalanceTimeout": "bm",
+    "RebalanceTimeout": "bm*",
     "SyncTimeout": "bm",
     "GcPause": "x",
     "GcResume": "x",

@@ -200,23 +200,6 @@ PINNED: dict[str, tuple[str, list[list[object]]]] = {
             ["HandleHeartbeat", "B1", [0, 0]],
         ],
     ),
-    # a static member's rebalance timeout: Kafka keeps it in the new generation, the model removes it
-    "static-member-kept-at-rebalance-timeout": (
-        "conformance/scenarios/static-poll-stall.toml",
-        [
-            ["AddPartition", "env", [0]],
-            ["NoticePartitionGrowth", "B1", [0]],
-            ["BeginRebalance", "B1", [0]],
-            ["PollStall", "C1", [0]],
-            ["Heartbeat", "C2", [1]],
-            ["HandleHeartbeat", "B1", [0, 1]],
-            ["HeartbeatResponse", "C2", [1, 0]],
-            ["JoinGroup", "C2", [1]],
-            ["HandleJoinGroup", "B1", [0, 1]],
-            ["RebalanceTimeout", "B1", [0, 1]],
-            ["CompleteJoin", "B1", [0]],
-        ],
-    ),
     "connection-close": (
         "specs/eager/eager-member-churn.toml",
         [
@@ -310,6 +293,14 @@ def test_a_walk_that_showed_a_fixed_divergence_now_agrees(harness: conform.Harne
     elif kind == "claims-dropped-on-close":
         # the follower that reconnected with unchanged claims is answered at once: no rebalance
         assert last.kafka_state["group"] == "Stable"
+    elif kind == "static-member-kept-at-rebalance-timeout":
+        # Kafka kept the stalled static member at its join timer, and answered its rejoin at once
+        kept = r.records[9]
+        assert kept.kafka_state["group"] == "CompletingRebalance" and len(kept.kafka_state["members"]) == 2
+        assert [(x["api"], x["error"], x["generation"]) for x in r.records[-4].kafka_responses] == [
+            ("JoinGroup", "NONE", 2)
+        ]
+        assert last.kafka_state["group"] == "Stable" and len(last.kafka_state["members"]) == 2
     elif kind in ("rebalance-timeout-before-rejoins", "sync-timeout-before-syncs"):
         # Kafka's timer removed the stalled member, as the model's timeout did
         assert len(last.kafka_state["members"]) == 1, last.kafka_state
@@ -376,6 +367,16 @@ def test_cli_conform(harness: conform.Harness, capsys: pytest.CaptureFixture[str
     assert code == 0, out
     assert f"Kafka {conform.kafka_version()}" in out and "skipped stable-group-no-faults" in out
     assert re.search(r"^static +5 +0 ", out, re.M)
+
+
+def test_cli_conform_steered(harness: conform.Harness, capsys: pytest.CaptureFixture[str]) -> None:
+    """--steered N sends N walks a protocol to each rare target its scenarios reach."""
+    path = str(ROOT / "conformance/scenarios/static-poll-stall.toml")
+    code = main(["conform", path, "--walks", "2", "--steered", "2", "--search", "none"])
+    out = capsys.readouterr().out
+    assert code == 0, out
+    assert "steered to RebalanceTimeout: 2 walk(s) in conformance-static-poll-stall, 2 reached it" in out
+    assert "steered to SyncTimeout: 2 walk(s)" in out
 
 
 def test_missing_java_or_maven_says_what_to_install(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:

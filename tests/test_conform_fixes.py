@@ -5,8 +5,10 @@ coordinator rebalanced where Kafka answers an unchanged follower at once (``clai
 process of a static instance whose new process's JoinGroup was held got UNKNOWN_MEMBER_ID where Kafka
 answers FENCED_INSTANCE_ID (``static-held-join-not-fencing``); and when the eager group leader left, the
 new leader was always the member with the lowest id where Kafka takes any remaining member
-(``leader-choice``). The walks below are the ones conformance found each divergence with;
-tests/test_conform.py replays them against Kafka's coordinator and finds that both sides now agree.
+(``leader-choice``); the rebalance timeout removed a stalled static member where Kafka keeps it in the
+new generation (``static-member-kept-at-rebalance-timeout``). The walks below are the ones conformance
+found each divergence with; tests/test_conform.py replays them against Kafka's coordinator and finds that
+both sides now agree.
 """
 
 from __future__ import annotations
@@ -24,6 +26,7 @@ from groupcheck.model.shared.state import (
     FENCED,
     FENCED_INSTANCE_ID,
     OK,
+    REBALANCING,
     REC_GROUP,
     STEADY,
     UNKNOWN_CONSUMER,
@@ -233,6 +236,36 @@ FIXED: dict[str, tuple[str, Steps]] = {
             ["SyncTimeout", "B1", [0, 2]],
         ],
     ),
+    # static membership: the rebalance timeout keeps the stalled static member in the new generation
+    # (Kafka's completeClassicGroupJoin); it rejoins the Stable group and is answered at once
+    "static-member-kept-at-rebalance-timeout": (
+        "conformance/scenarios/static-poll-stall.toml",
+        [
+            ["AddPartition", "env", [0]],
+            ["NoticePartitionGrowth", "B1", [0]],
+            ["BeginRebalance", "B1", [0]],
+            ["PollStall", "C1", [0]],
+            ["Heartbeat", "C2", [1]],
+            ["HandleHeartbeat", "B1", [0, 1]],
+            ["HeartbeatResponse", "C2", [1, 0]],
+            ["JoinGroup", "C2", [1]],
+            ["HandleJoinGroup", "B1", [0, 1]],
+            ["RebalanceTimeout", "B1", [0, 1]],
+            ["JoinGroupResponse", "C2", [1, 0]],
+            ["SyncGroup", "C2", [1]],
+            ["HandleSyncGroup", "B1", [0, 1]],
+            ["RespondSyncGroup", "B1", [0]],
+            ["Heartbeat", "C1", [0]],
+            ["HandleHeartbeat", "B1", [0, 0]],
+            ["PollResume", "C1", [0]],
+            ["HeartbeatResponse", "C1", [0, 0]],
+            ["JoinGroup", "C1", [0]],
+            ["HandleJoinGroup", "B1", [0, 0]],
+            ["JoinGroupResponse", "C1", [0, 0]],
+            ["SyncGroup", "C1", [0]],
+            ["HandleSyncGroup", "B1", [0, 0]],
+        ],
+    ),
 }
 
 
@@ -406,3 +439,39 @@ def test_the_sync_timeout_waits_for_every_member_that_can_sync() -> None:
     assert model.next_state(before, timeout) is None
     model, synced = _walk(path, steps, 18)  # the leader's SyncGroup is held
     assert model.next_state(synced, timeout) is not None
+
+
+# -- static-member-kept-at-rebalance-timeout: Kafka keeps a static member that missed the join timer -------
+
+
+def test_the_rebalance_timeout_keeps_a_static_member_in_the_new_generation() -> None:
+    """KAFKA-8220 / KIP-345: the timer removes only dynamic members; it completes the join at once with
+    the stalled static member in the new generation, unanswered (the old model removed it, then took a
+    CompleteJoin of its own)."""
+    path, steps = FIXED["static-member-kept-at-rebalance-timeout"]
+    model, w = _walk(path, steps, 10)  # the last step is the rebalance timeout
+    br = w.brokers[0]
+    assert steps[9][0] == "RebalanceTimeout" and br.role == REBALANCING and br.generation == 2
+    assert [c for _, c in br.members] == [0, 1]  # C1, stalled, is still a member
+    assert br.leader_member == next(m for m, c in br.members if c == 1)  # only a rejoined member leads
+    assert _to_consumer(model, w, 0, 0) == []  # nothing for the stalled member
+    assert [k for k, _, _ in _to_consumer(model, w, 1, 0)] == ["JoinGroupResponse"]
+    assert not any(a.name == "CompleteJoin" and model.next_state(w, a) for a in model.actions(w))
+
+
+def test_a_kept_static_member_rejoins_without_a_rebalance() -> None:
+    path, steps = FIXED["static-member-kept-at-rebalance-timeout"]
+    model, w = _walk(path, steps, len(steps) - 3)  # C1 rejoined the Stable group
+    assert [(k, e, g) for k, e, g in _to_consumer(model, w, 0, 0)] == [("JoinGroupResponse", OK, 2)]
+    assert w.brokers[0].role == STEADY and w.brokers[0].trigger is None
+
+
+def test_a_kept_static_member_that_stays_stalled_is_removed_by_the_sync_timeout() -> None:
+    """Kafka's pending-sync timer covers every member of the generation, answered or not."""
+    path, steps = FIXED["static-member-kept-at-rebalance-timeout"]
+    model, w = _walk(path, steps, 13)  # the leader's SyncGroup is held; C1 is still stalled
+    kept = next(m for m, c in w.brokers[0].members if c == 0)
+    after = model.next_state(w, Act("SyncTimeout", "B1", (0, kept)))
+    assert after is not None and [c for _, c in after.brokers[0].members] == [1]
+    resumed = model.next_state(w, Act("PollResume", "C1", (0,)))
+    assert resumed is not None and model.next_state(resumed, Act("SyncTimeout", "B1", (0, kept))) is None

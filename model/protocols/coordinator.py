@@ -489,6 +489,15 @@ def rebalance_timeout(cfg: Config, w: World, b: int, mid: int) -> World | None:
     coordinator does not wait (a rebalance timeout of 0, KAFKA-8653): every old member that has not
     rejoined yet is removed, whatever it is doing. The removed member's next request is answered
     UnknownConsumer."""
+    br = rebalance_timer_runs_out(cfg, w, b, mid)
+    if br is None:
+        return None
+    return set_broker(w, b, replace(br, members=tuple(e for e in br.members if e[0] != mid)))
+
+
+def rebalance_timer_runs_out(cfg: Config, w: World, b: int, mid: int) -> Broker | None:
+    """Broker ``b``'s group (preparing a rebalance) when the rebalance timeout can run out while member
+    ``mid`` has not rejoined (see :func:`rebalance_timeout`), else ``None``."""
     br = active_broker(w, b)
     if br is None or br.role != PREPARE:
         return None
@@ -504,7 +513,7 @@ def rebalance_timeout(cfg: Config, w: World, b: int, mid: int) -> World | None:
         for m, c in br.members:
             if m not in joined and not w.consumers[c].stalled and expiry_cause(cfg, w, b, c, m) is None:
                 return None
-    return set_broker(w, b, replace(br, members=tuple(e for e in br.members if e[0] != mid)))
+    return br
 
 
 def close_member_link(cfg: Config, w: World, b: int, c: int) -> World:

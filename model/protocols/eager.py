@@ -398,20 +398,25 @@ def respond_sync_group(cfg: Config, w: World, b: int) -> World | None:
     return classic.set_broker(w, b, replace(br, role=STEADY, phase=5, syncs=()), links=links)
 
 
-def complete_join(cfg: Config, w: World, b: int, plan: Plan | None = None) -> World | None:
+def complete_join(
+    cfg: Config, w: World, b: int, plan: Plan | None = None, kept: tuple[tuple[int, int], ...] = ()
+) -> World | None:
     """Every known member has rejoined: bump the generation, give ids to new members, pick the leader
     and answer every JoinGroup at once (CompletingRebalance). With nobody left the group becomes Empty
-    and that is written to the log (Kafka stores the empty group)."""
+    and that is written to the log (Kafka stores the empty group). ``kept``: (member id, consumer) of
+    static members the rebalance timeout keeps without their JoinGroup (:func:`rebalance_timeout`): they
+    are members of the new generation, with nothing to answer, and cannot lead it."""
     br = classic.active_broker(w, b)
     if br is None or br.role != PREPARE:
         return None
     joined_ids = {m for _, m in br.joined if m is not None}
-    if any(m not in joined_ids for m in classic.member_ids(br)):
+    kept_ids = {m for m, _ in kept}
+    if any(m not in joined_ids and m not in kept_ids for m in classic.member_ids(br)):
         return None
     plan = plan or Plan(w)
     w, joined = classic.give_member_ids(w, br.joined, plan)
-    members = [(mid, c) for c, mid in joined]
-    ids = sorted(m for m, _ in members)
+    members = [(mid, c) for c, mid in joined] + list(kept)
+    ids = sorted(m for m, _ in members if m not in kept_ids)
     leader = br.leader_member if br.leader_member in ids else (ids[0] if ids else None)
     if br.leader_member is not None and leader != br.leader_member:
         # the leader left or expired: Kafka made the first remaining member of its map of random ids the
@@ -441,8 +446,32 @@ def complete_join(cfg: Config, w: World, b: int, plan: Plan | None = None) -> Wo
         return classic.set_broker(classic.write_record(w, b, br, REC_GROUP), b, br)
     links = w.links
     for mid, c in br.members:
-        links = to_consumer(cfg, links, c, b, _join_response(br, mid))
+        if mid not in kept_ids:
+            links = to_consumer(cfg, links, c, b, _join_response(br, mid))
     return classic.set_broker(w, b, replace(br, role=REBALANCING, phase=3), links=links)
+
+
+def rebalance_timeout(cfg: Config, w: World, b: int, mid: int, plan: Plan | None = None) -> World | None:
+    """The rebalance timeout runs out while member ``mid`` has not rejoined
+    (:func:`groupcheck.model.protocols.coordinator.rebalance_timeout` says when). A dynamic member is
+    removed. Static membership (KIP-345, KAFKA-8220): Kafka's join timer removes only the dynamic members
+    still missing and completes the join at once (``completeClassicGroupJoin``), keeping every static
+    member that has not rejoined in the new generation with its last metadata; it gets no JoinGroup
+    response (it is answered the current generation when it rejoins) and, unless it syncs, is removed by
+    the SyncGroup timeout. Kafka completes only if some member has rejoined (``maybeElectNewJoinedLeader``:
+    the leader must be one of them); until then the timer fires to no effect. The step is offered for the
+    lowest member id still missing only: every missing one gives the same completion."""
+    if cfg.protocol != "static":
+        return classic.rebalance_timeout(cfg, w, b, mid)
+    br = classic.active_broker(w, b)
+    if br is None or br.role != PREPARE or not br.joined:
+        return None
+    joined = {m for _, m in br.joined}
+    kept = tuple(e for e in br.members if e[0] not in joined)
+    first = next((m for m, _ in kept if classic.rebalance_timer_runs_out(cfg, w, b, m) is not None), None)
+    if first != mid:
+        return None
+    return complete_join(cfg, w, b, plan, kept)
 
 
 def session_expired(cfg: Config, w: World, b: int, mid: int) -> World | None:
@@ -485,19 +514,26 @@ def sync_timeout(cfg: Config, w: World, b: int, mid: int) -> World | None:
 def _pending_sync(cfg: Config, w: World, b: int, br: Broker, mid: int, c: int) -> str | None:
     """Whether member ``mid`` (consumer ``c``) has yet to get a SyncGroup for ``br``'s generation to
     ``b``: ``None`` if it has (or is not of this generation), ``"stalled"`` if it cannot (its JoinGroup
-    response waits unread, or it read it and did not sync, and its poll loop is stalled), ``"can-sync"``
-    if it still may (its SyncGroup is on the way, or its poll loop runs)."""
+    response waits unread, or it read it and did not sync, or it was never answered — a static member
+    the rebalance timeout kept — and its poll loop is stalled), ``"can-sync"`` if it still may (its
+    SyncGroup or JoinGroup is on the way, or its poll loop runs)."""
     cons = w.consumers[c]
     if any(x[0] == c for x in br.syncs):
         return None
     ln = link(cfg, w, c, b)
     if any(m.kind == "SyncGroup" and m.member_id == mid for m in ln.to_broker):
         return "can-sync"
-    unread = cons.awaiting == "join" and any(
+    answer = any(
         m.kind == "JoinGroupResponse" and m.member_id == mid and m.generation == br.generation
         for m in ln.to_consumer
     )
+    unread = answer and cons.awaiting == "join"
     to_sync = cons.status == SYNCING and cons.awaiting is None and cons.generation == br.generation
-    if not (unread or (to_sync and cons.member_id == mid)):
+    # a member of a generation this coordinator completed (not one it loaded) that was never answered:
+    # a static member the rebalance timeout kept (it is answered when it rejoins)
+    unanswered = br.phase >= 3 and cons.generation < br.generation and not answer
+    if not (unread or ((to_sync or unanswered) and cons.member_id == mid)):
         return None
+    if unanswered and any(m.kind == "JoinGroup" and m.member_id == mid for m in ln.to_broker):
+        return "can-sync"  # it has rejoined: its JoinGroup is on the way
     return "stalled" if cons.stalled else "can-sync"
