@@ -46,9 +46,9 @@ import random
 import time
 import warnings
 from collections import deque
-from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections.abc import Callable, Collection, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field, replace
-from itertools import chain
+from itertools import chain, compress, count
 from pathlib import Path
 from typing import Any
 
@@ -82,7 +82,15 @@ from groupcheck.model.shared.choice import Plan, Unplanned
 from groupcheck.model.shared.config import FAULT_NAMES, Config
 from groupcheck.model.shared.coverage import FAULT_ACTIONS, unexercised
 from groupcheck.model.shared.state import ABSENT, DOWN, GONE, MEMBER, NONE, STEADY, Budget, World
-from groupcheck.model.shared.symmetry import canonical_member_ids
+from groupcheck.model.shared.symmetry import (
+    broker_member_ids,
+    consumer_member_ids,
+    link_member_ids,
+    log_member_ids,
+    member_id_renaming,
+    member_ids_in,
+    rename_member_ids,
+)
 from groupcheck.traces import write_bundle
 
 # the weights a swarm walk gives action labels (each label one of these, drawn from the walk's seed)
@@ -183,12 +191,22 @@ class SimulationModel(GroupModel):
       :class:`ListingDrift` instead of walking another model.
     * :meth:`fingerprint` is the model's, recomputing only the consumers and links that changed since
       the last state fingerprinted.
+    * :meth:`next_state` renames member ids canonically as the model does, from the member ids of the
+      state it steps from (how many of its parts hold each) and of the parts the step changed, rather
+      than from every part of a 50-consumer world; every :data:`DRIFT_CHECK_EVERY` states (and the
+      first) that count is compared with one of every part and with
+      :func:`~groupcheck.model.shared.symmetry.member_ids_in`.
     """
 
     def __init__(self, cfg: Config) -> None:
         super().__init__(_fast(cfg))
         self._listings = 0
+        self._renamings = 0
         self._last_parts: tuple[Any, list[int], Any, list[int]] | None = None
+        # the state last stepped from with how many of its parts hold each member id, and the same for
+        # the successors computed from it (keyed by identity; the entry keeps the state alive)
+        self._held_at: tuple[World, dict[int, int]] | None = None
+        self._held_next: dict[int, tuple[World, dict[int, int]]] = {}
         self.reset()
 
     def reset(self) -> None:
@@ -231,13 +249,9 @@ class SimulationModel(GroupModel):
         else:
             changed: set[int] = set()
             if last[0] is not consumers:
-                changed.update(
-                    c for c, (x, y) in enumerate(zip(consumers, last[0], strict=True)) if x is not y
-                )
+                changed.update(_changed(consumers, last[0]))
             if last[1] is not links:
-                changed.update(
-                    i // nb for i, (x, y) in enumerate(zip(links, last[1], strict=True)) if x is not y
-                )
+                changed.update(i // nb for i in _changed(links, last[1]))
             dirty = changed
         for c in dirty:
             cons = consumers[c]
@@ -400,7 +414,46 @@ class SimulationModel(GroupModel):
         if nxt is None:
             self._learn_disabled(w, a)
             return None
-        return canonical_member_ids(nxt)
+        return self._canonical(w, nxt)
+
+    def _canonical(self, w: World, nxt: World) -> World:
+        """``nxt``, a successor of ``w``, with member ids renamed canonically (as
+        :func:`~groupcheck.model.shared.symmetry.canonical_member_ids` does)."""
+        held = dict(self._held(w))
+        _recount(held, w.consumers, nxt.consumers, consumer_member_ids)
+        _recount(held, w.links, nxt.links, link_member_ids)
+        _recount(held, w.brokers, nxt.brokers, broker_member_ids)
+        if nxt.log is not w.log:
+            _recount(held, (w.log,), (nxt.log,), log_member_ids)
+        if self._renamings % DRIFT_CHECK_EVERY == 0:
+            ids = member_ids_in(nxt)
+            if held != _held_in(nxt) or set(held) != ids:
+                raise ListingDrift(
+                    "the simulation's member ids are out of date with groupcheck.model.shared.symmetry: "
+                    f"counted {held} after a step, {_held_in(nxt)} part by part, {sorted(ids)} by "
+                    "member_ids_in"
+                )
+        self._renamings += 1
+        ren = member_id_renaming(nxt, held)
+        if ren is not None:
+            nxt = rename_member_ids(nxt, held, ren)
+            held = {ren[m]: n for m, n in held.items()}
+        self._held_next[id(nxt)] = (nxt, held)
+        return nxt
+
+    def _held(self, w: World) -> dict[int, int]:
+        """How many parts of ``w`` (consumers, links, brokers, the log) hold each member id."""
+        at = self._held_at
+        if at is not None and at[0] is w:
+            return at[1]
+        hit = self._held_next.get(id(w))
+        if hit is not None and hit[0] is w:
+            held = hit[1]
+        else:
+            held = _held_in(w)
+        self._held_at = (w, held)
+        self._held_next = {}
+        return held
 
     def refine(self, w: World, act: Act, choose: Callable[[int], int]) -> Act:
         """``act`` with each of its step's choices drawn by ``choose`` (``act`` itself for a step that
@@ -441,19 +494,60 @@ class SimulationModel(GroupModel):
             cfp = list(map(part, cons))
             lfp = list(map(part, links))
         else:
-            pc, pcf, pl, plf = last
-            cfp = (
-                pcf
-                if cons is pc
-                else [f if x is y else part(x) for x, y, f in zip(cons, pc, pcf, strict=True)]
-            )
-            lfp = (
-                plf
-                if links is pl
-                else [f if x is y else part(x) for x, y, f in zip(links, pl, plf, strict=True)]
-            )
+            pc, cfp, pl, lfp = last
+            if cons is not pc:
+                cfp = cfp.copy()
+                for i in _changed(cons, pc):
+                    cfp[i] = part(cons[i])
+            if links is not pl:
+                lfp = lfp.copy()
+                for i in _changed(links, pl):
+                    lfp[i] = part(links[i])
         self._last_parts = (cons, cfp, links, lfp)
         return self._compose(w, cfp, lfp)
+
+
+def _held_in(w: World) -> dict[int, int]:
+    """How many parts of ``w`` (consumers, links, brokers, the log) hold each member id."""
+    held: dict[int, int] = {}
+    _recount(held, (), w.consumers, consumer_member_ids)
+    _recount(held, (), w.links, link_member_ids)
+    _recount(held, (), w.brokers, broker_member_ids)
+    _recount(held, (), (w.log,), log_member_ids)
+    return held
+
+
+def _changed(new: Sequence[Any], old: Sequence[Any]) -> Iterator[int]:
+    """The indices at which ``new`` holds another object than ``old`` (as long), found in C: a step
+    changes one or two of a 50-consumer world's 50 consumers and 150 links."""
+    return compress(count(), map(operator.is_not, new, old))
+
+
+def _recount(
+    held: dict[int, int],
+    old: Sequence[Any],
+    new: Sequence[Any],
+    ids_of: Callable[[Any], Collection[int]],
+) -> None:
+    """Update ``held`` (how many parts hold each member id) from parts ``old`` to parts ``new`` (the same
+    parts after a step: only those that are other objects are read; ``old`` empty: add every part)."""
+    if old is new:
+        return
+    if len(old) != len(new):
+        pairs: Iterable[tuple[Any, Any]] = chain(((x, None) for x in old), ((None, y) for y in new))
+    else:
+        pairs = ((old[i], new[i]) for i in _changed(new, old))
+    for x, y in pairs:
+        if x is not None:
+            for m in ids_of(x):
+                n = held[m] - 1
+                if n:
+                    held[m] = n
+                else:
+                    del held[m]
+        if y is not None:
+            for m in ids_of(y):
+                held[m] = held.get(m, 0) + 1
 
 
 class _Unit:

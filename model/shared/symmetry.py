@@ -8,13 +8,16 @@ keeps the explored state space finite although each new member gets an id never 
 
 from __future__ import annotations
 
+from collections.abc import Collection
 from dataclasses import replace
 
 from groupcheck.model.shared.state import Broker, Consumer, History, Link, Log, Msg, World
 
 
 def member_ids_in(w: World) -> set[int]:
-    """Every member id the world holds (plain loops and C-level updates: this runs on every successor)."""
+    """Every member id the world holds (plain loops and C-level updates: this runs on every successor).
+    :func:`consumer_member_ids`, :func:`broker_member_ids`, :func:`log_member_ids` and
+    :func:`link_member_ids` collect the same part by part; a field that gains member ids goes in both."""
     ids: set[int | None] = set()
     add, update = ids.add, ids.update
     for c in w.consumers:
@@ -55,8 +58,67 @@ def member_ids_in(w: World) -> set[int]:
     return ids  # type: ignore[return-value]
 
 
-def canonical_member_ids(w: World) -> World:
-    ids = member_ids_in(w)
+# -- the same ids part by part (a simulation keeps them per part and recomputes only the parts a step
+# changed): together exactly what member_ids_in collects; a field that gains member ids goes in both
+
+
+def consumer_member_ids(c: Consumer) -> set[int]:
+    """The member ids consumer ``c`` holds (its own, those it assigns as leader, its claims')."""
+    ids: set[int | None] = {c.member_id, *c.to_assign}
+    ids.update(m for m, _, _ in c.claims)
+    ids.discard(None)
+    ids.discard(-1)
+    return ids  # type: ignore[return-value]
+
+
+def broker_member_ids(b: Broker) -> set[int]:
+    """The member ids broker ``b`` holds as a coordinator."""
+    ids: set[int | None] = {m for m, _ in b.members}
+    ids.update(b.ownership)
+    ids.update(m for _, m in b.joined)
+    ids.update(m for _, m in b.late)
+    if b.expired is not None:
+        ids.add(b.expired[0])
+    ids.update(m for m, _ in b.dead)
+    ids.update(m for _, m in b.syncs)
+    ids.add(b.leader_member)
+    ids.discard(None)
+    ids.discard(-1)
+    return ids  # type: ignore[return-value]
+
+
+def log_member_ids(log: Log) -> set[int]:
+    """The member ids the group log holds."""
+    ids: set[int | None] = {m for m, _ in log.members}
+    ids.update(log.ownership)
+    ids.add(log.leader_member)
+    ids.discard(None)
+    ids.discard(-1)
+    return ids  # type: ignore[return-value]
+
+
+_NONE: frozenset[int] = frozenset()
+
+
+def link_member_ids(ln: Link) -> set[int] | frozenset[int]:
+    """The member ids the messages in flight on ``ln`` hold."""
+    if not (ln.to_broker or ln.to_consumer):
+        return _NONE
+    ids: set[int | None] = set()
+    for msg in (*ln.to_broker, *ln.to_consumer):
+        ids.add(msg.member_id)
+        ids.update(msg.members)
+        ids.update(msg.ownership)
+        ids.update(m for m, _, _ in msg.claims)
+    ids.discard(None)
+    ids.discard(-1)
+    return ids  # type: ignore[return-value]
+
+
+def member_id_renaming(w: World, ids: Collection[int]) -> dict[int, int] | None:
+    """The order-preserving renaming of ``ids`` (every member id ``w`` holds: :func:`member_ids_in`)
+    onto 1..k, or None when ``w`` is canonical already (its ids are 1..k and its history holds no id that
+    nothing else holds)."""
     k = len(ids)
     # an id that nothing holds any more can never come back (ids are never reused): history forgets it
     hist = w.hist
@@ -64,8 +126,21 @@ def canonical_member_ids(w: World) -> World:
         all(m in ids for m in hist.fenced) and all(o in ids and n in ids for o, n in hist.replaced)
     )
     if hist.next_member_id == k + 1 and (not ids or max(ids) == k) and fenced_ok:
-        return w  # already canonical: ids are exactly 1..k
-    ren = {old: new for new, old in enumerate(sorted(ids), start=1)}
+        return None  # already canonical: ids are exactly 1..k
+    return {old: new for new, old in enumerate(sorted(ids), start=1)}
+
+
+def canonical_member_ids(w: World) -> World:
+    ids = member_ids_in(w)
+    ren = member_id_renaming(w, ids)
+    return w if ren is None else rename_member_ids(w, ids, ren)
+
+
+def rename_member_ids(w: World, ids: Collection[int], ren: dict[int, int]) -> World:
+    """``w`` with every member id renamed by ``ren`` (:func:`member_id_renaming` of ``w`` and ``ids``, its
+    member ids); the history forgets ids that nothing else holds."""
+    k = len(ids)
+    hist = w.hist
 
     def r(m: int | None) -> int | None:
         return None if m is None else ren[m]
