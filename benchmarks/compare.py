@@ -21,6 +21,7 @@ is read from the working tree for both sides.
 from __future__ import annotations
 
 import argparse
+import functools
 import json
 import math
 import os
@@ -90,9 +91,17 @@ BIG = ("benchmarks/eager-three-consumers-failover.toml", "benchmarks/tlc-compari
 DRIVER = """
 import json, resource, sys, time
 from pathlib import Path
-import groupcheck, model
+# an editable install's finder would serve groupcheck.model from the working tree whatever PYTHONPATH says
+def _editable(f):
+    return "editable" in (getattr(f, "__module__", "") + repr(f)).lower()
+sys.meta_path[:] = [f for f in sys.meta_path if not _editable(f)]
+try:  # since issue 19: model/ is installed as groupcheck.model
+    import groupcheck.model as model
+    from groupcheck.model.scenario import load_scenario
+except ImportError:  # before it: a top-level model package
+    import model
+    from model.scenario import load_scenario
 from groupcheck import check_scenario
-from groupcheck.model.scenario import load_scenario
 path, out = sys.argv[1], sys.argv[2]
 t = time.process_time()
 o = check_scenario(load_scenario(path), Path(out) if out else None)
@@ -120,8 +129,29 @@ def scenario_path(name: str) -> Path:
     return ROOT / "specs" / f"{name}.toml"
 
 
+@functools.cache
+def import_path(code: Path) -> str:
+    """PYTHONPATH that imports the revision checked out at ``code``: its root, and where the revision
+    installs model/, checker/ and traces/ under the groupcheck namespace (``package-dir``, issue 19) a
+    directory of links laid out as installed (``groupcheck/model`` -> ``code/model``...)."""
+    if (code / "groupcheck" / "model").exists() or not (code / "model").is_dir():
+        return str(code)
+    pyproject = (code / "pyproject.toml").read_text(encoding="utf-8")
+    if '"groupcheck.model"' not in pyproject:
+        return str(code)  # the old layout: groupcheck imports a top-level model package
+    farm = Path(tempfile.mkdtemp(prefix="groupcheck-compare-path-"))
+    package = farm / "groupcheck"
+    package.mkdir()
+    for entry in (code / "groupcheck").iterdir():
+        (package / entry.name).symlink_to(entry)
+    for name in ("model", "checker", "traces"):
+        if (code / name).is_dir():
+            (package / name).symlink_to(code / name)
+    return f"{farm}{os.pathsep}{code}"
+
+
 def run(code: Path, scenario: Path, out: Path | None) -> dict[str, object]:
-    env = {**os.environ, "PYTHONPATH": str(code), "PYTHONHASHSEED": "0"}
+    env = {**os.environ, "PYTHONPATH": import_path(code), "PYTHONHASHSEED": "0"}
     with tempfile.TemporaryDirectory(prefix="groupcheck-compare-cwd-") as cwd:  # nothing importable in cwd
         proc = subprocess.run(
             [sys.executable, "-c", DRIVER, str(scenario), "" if out is None else str(out)],

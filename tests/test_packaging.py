@@ -81,3 +81,32 @@ def test_a_non_editable_install_of_the_wheel_checks_a_scenario(wheel: Path, tmp_
     assert out.returncode == 0, out.stderr
     where, verdict = out.stdout.split()
     assert where.startswith(str(target)) and verdict == "True"
+
+
+def test_compare_imports_the_revision_it_is_given(tmp_path: Path) -> None:
+    """benchmarks/compare.py runs a revision's code through PYTHONPATH. Since model/ is installed as
+    groupcheck.model, the editable install's finder served groupcheck.model from the working tree to
+    both sides, so every ratio was 1.0: the revision's own model must be the one imported."""
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location("compare", ROOT / "benchmarks" / "compare.py")
+    assert spec is not None and spec.loader is not None
+    compare = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(compare)
+    checkout = tmp_path / "checkout"
+    for name in ("groupcheck", "model", "checker", "traces"):
+        (checkout / name).mkdir(parents=True)
+        (checkout / name / "__init__.py").write_text(f"WHERE = {name!r} + ' of the checkout'\n")
+    (checkout / "pyproject.toml").write_text(
+        (ROOT / "pyproject.toml").read_text(encoding="utf-8"), encoding="utf-8"
+    )
+    probe = compare.DRIVER.split("from groupcheck import check_scenario")[0].replace(
+        "from groupcheck.model.scenario import load_scenario", "pass"
+    )
+    probe += "import groupcheck.model as gm\nprint(gm.WHERE, Path(gm.__file__).resolve())\n"
+    env = {"PYTHONPATH": compare.import_path(checkout), "PATH": "/usr/bin:/bin"}
+    done = subprocess.run(
+        [sys.executable, "-c", probe], env=env, cwd=tmp_path, capture_output=True, text=True
+    )
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.split()[:3] == ["model", "of", "the"] and str(checkout) in done.stdout
