@@ -92,7 +92,44 @@ def fast_repr(cls: type[T]) -> type[T]:
     exec(compile(source, f"<fast_repr {cls.__qualname__}>", "exec"), scope)  # our own field names only
     cls.__repr__ = scope["__repr__"]  # type: ignore[assignment]
     _fast_init(cls)
+    _fast_replace(cls)
     return cls
+
+
+def replace(obj: T, /, **changes: object) -> T:
+    """``dataclasses.replace`` for a class decorated with :func:`fast_repr`: the same new object, built by
+    a replace generated for the class (:func:`_fast_replace`) in about half the time."""
+    return obj.__replace__(**changes)  # type: ignore[attr-defined,no-any-return]
+
+
+def _fast_replace(cls: type) -> None:
+    """Give a frozen slotted dataclass a ``__replace__`` (Python 3.13's protocol, :func:`replace`) that
+    takes each field as an optional keyword and builds the copy through the slot descriptors, without
+    ``dataclasses.replace``'s loop over the fields; any other class gets ``dataclasses.replace`` itself.
+    Unknown field names raise TypeError, as ``dataclasses.replace`` does."""
+    fields = dataclasses.fields(cls)
+    params = getattr(cls, "__dataclass_params__", None)
+    if (
+        params is None
+        or not params.frozen
+        or hasattr(cls, "__post_init__")
+        or not all(isinstance(cls.__dict__.get(f.name), types.MemberDescriptorType) for f in fields)
+        or any(not f.init for f in fields)
+    ):
+        cls.__replace__ = lambda self, /, **changes: dataclasses.replace(self, **changes)  # type: ignore[attr-defined]
+        return
+    missing = object()
+    scope: dict[str, object] = {"_missing": missing, "_new": object.__new__, "_cls": cls}
+    args, body = [], ["    new = _new(_cls)\n"]
+    for i, f in enumerate(fields):
+        scope[f"_set{i}"] = cls.__dict__[f.name].__set__
+        args.append(f"{f.name}=_missing")
+        body.append(f"    _set{i}(new, self.{f.name} if {f.name} is _missing else {f.name})\n")
+    source = f"def __replace__(self, /, *, {', '.join(args)}):\n{''.join(body)}    return new\n"
+    exec(compile(source, f"<fast_replace {cls.__qualname__}>", "exec"), scope)  # our own field names only
+    method = scope["__replace__"]
+    method.__qualname__ = f"{cls.__qualname__}.__replace__"  # type: ignore[attr-defined]
+    cls.__replace__ = method  # type: ignore[attr-defined]
 
 
 def _fast_init(cls: type) -> None:

@@ -18,8 +18,7 @@ committed offsets of the assigned partitions (an OffsetFetch in Kafka).
 
 from __future__ import annotations
 
-from dataclasses import replace
-
+from groupcheck.checker.fingerprint import replace
 from groupcheck.model.assignors import ASSIGNORS, MemberSpec, assign, owner_per_slot
 from groupcheck.model.protocols.coordinator import close_connection
 from groupcheck.model.shared.config import Config

@@ -23,8 +23,7 @@ member was told to rejoin, the rebalance is cancelled (slow consumer 3).
 
 from __future__ import annotations
 
-from dataclasses import replace
-
+from groupcheck.checker.fingerprint import replace
 from groupcheck.model.assignors import ASSIGNORS, owner_per_slot
 from groupcheck.model.shared.choice import Plan
 from groupcheck.model.shared.config import Config

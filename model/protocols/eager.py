@@ -29,8 +29,7 @@ coordinator stays "after phase 5" until the next trigger.
 
 from __future__ import annotations
 
-from dataclasses import replace
-
+from groupcheck.checker.fingerprint import replace
 from groupcheck.model.protocols import coordinator as classic
 from groupcheck.model.shared.choice import Plan
 from groupcheck.model.shared.config import Config

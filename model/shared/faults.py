@@ -18,8 +18,7 @@ phase ``k`` (see :mod:`groupcheck.model.protocols.coordinator`).
 
 from __future__ import annotations
 
-from dataclasses import replace
-
+from groupcheck.checker.fingerprint import replace
 from groupcheck.model.protocols.consumer import shut_down
 from groupcheck.model.protocols.coordinator import fresh_coordinator, unload_group
 from groupcheck.model.shared.config import Config

@@ -15,8 +15,7 @@ scenario loader): elsewhere the trace keeps Kafka's generation numbers, which ar
 
 from __future__ import annotations
 
-from dataclasses import replace
-
+from groupcheck.checker.fingerprint import replace
 from groupcheck.model.shared.state import Broker, Consumer, Link, Log, Msg, World
 
 Claims = tuple[tuple[int, tuple[int, ...], int], ...]

@@ -8,8 +8,7 @@ loses its connections' contents too.
 
 from __future__ import annotations
 
-from dataclasses import replace
-
+from groupcheck.checker.fingerprint import replace
 from groupcheck.model.shared.config import Config
 from groupcheck.model.shared.state import Link, Msg, World, tset
 
