@@ -328,3 +328,67 @@ def test_failback_happens_in_its_scenario() -> None:
         cfg, lambda w: w.budget.failbacks == 0 and w.leader == 0 and w.brokers[0].role == STEADY
     )
     assert path.index("CoordinatorCrash") < path.index("Failback") < path.index("LoadGroup")
+
+
+GUARDED_SCENARIOS = (
+    "consumer-crash-and-leave",
+    "failover-in-phase-3",
+    "eager/eager-failover-in-phase-4",
+    "cooperative/cooperative-gc-pause",
+    "static/static-gc-pause",
+    "switches/respond-join-before-persist",
+    "switches/eager-respond-sync-before-persist",
+    "switches/split-write-generation-first-fencing-off",
+    "liveness/static-kept-member-settles",
+    "liveness/eager-poll-stalls-settles",
+    "history/kafka-8500-static-rejoin-keeps-old-member-id-fix",
+    "history/kafka-10614-unload-after-leadership-loss-pre-fix",
+)
+
+
+@pytest.mark.parametrize("name", GUARDED_SCENARIOS)
+def test_the_listing_guards_leave_out_no_enabled_step(name: str) -> None:
+    """GroupModel.actions lists a consumer or coordinator step only where its guard (the consumer's status,
+    the broker's role) allows it; on every world of a search of each protocol, every such step left out is
+    disabled."""
+    from collections import deque
+    from pathlib import Path
+
+    from groupcheck.model.group import _COORDINATOR_STEPS, Act, broker_name, consumer_name
+    from groupcheck.model.scenario import load_scenario
+    from groupcheck.model.shared.state import NONE
+
+    root = Path(__file__).resolve().parent.parent
+    model = GroupModel(load_scenario(root / "specs" / f"{name}.toml").config)
+    queue = deque(model.init_states())
+    seen = {model.fingerprint(w) for w in queue}
+    checked = left_out = 0
+    while queue and len(seen) < 4_000:
+        w = queue.popleft()
+        listed = list(model.actions(w))
+        names = {(a.name, a.actor) for a in listed}
+        candidates = []
+        for c, cons in enumerate(w.consumers):
+            if cons.status not in GONE and cons.status not in ("down", "absent") and not cons.paused:
+                candidates += [Act(n, consumer_name(c), (c,)) for n in model._consumer_steps]
+        for b, br in enumerate(w.brokers):
+            if br.up and not br.paused and br.role != NONE:
+                steps = (*_COORDINATOR_STEPS[model.cfg.protocol], "LoadGroup")
+                candidates += [Act(n, broker_name(b), (b,)) for n in steps]
+        for act in candidates:
+            if (act.name, act.actor) in names:
+                continue
+            left_out += 1
+            enabled = (
+                any(True for _ in model._outcomes(w, act))
+                if act.name == "CompleteJoin"
+                else (model.next_state(w, act) is not None)
+            )
+            assert not enabled, f"{name}: {act} is enabled but not listed in {w}"
+        checked += 1
+        for a in listed:
+            nxt = model.next_state(w, a)
+            if nxt is not None and model.fingerprint(nxt) not in seen:
+                seen.add(model.fingerprint(nxt))
+                queue.append(nxt)
+    assert checked > 100 and left_out > checked  # the guards did leave steps out
