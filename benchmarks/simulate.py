@@ -11,12 +11,17 @@ catalogue scenario, and a 20-consumer group with a pre-fix switch off. Prints ta
   that property is violated (at most ``--limit`` seconds, default 60): seconds to the first violation,
   the raw walk's length, the shrunk counterexample's, the breadth-first search's shortest
   (:func:`checker.bfs` through ``groupcheck check``), their ratio (target: at most 1.5), and whether the
-  written bundle replays.
-* **big-switch**: ``specs/switches/keep-fetching-while-rejoining.toml`` (stop_fetching_before_rejoin off,
-  the behaviour before the fix) grown to 20 consumers and 40 partitions: found and shrunk.
+  written bundle replays. Walks check no liveness property: a scenario expecting one violated is walked
+  for the whole ``--limit`` and its row says which walks were suspected livelocks (the first, and the
+  seconds its walks and those before it took); nothing is shrunk or replayed for it.
+* **big-switch**: ``specs/history/kafka-14196-fetch-while-commit-in-flight-pre-fix.toml`` (KAFKA-14196:
+  the commit before revocation asynchronous and stop_fetching_before_rejoin off, the behaviour before
+  the fix) grown to 20 consumers and 40 partitions: found, shrunk (beside the breadth-first search's
+  shortest counterexample of the catalogue's scenario) and replayed.
 
 The last line is machine-readable: ``cpu_steps_per_second=<n> wall_steps_per_second=<n>
-rediscovered=<k>/<n> max_ratio=<r> big_switch_shrunk=<n>``.
+rediscovered=<k>/<n> max_ratio=<r> suspected_livelocks=<k>/<n> big_switch_shrunk=<n>`` (rediscovered:
+the scenarios expecting a safety violation; suspected_livelocks: those expecting a liveness one).
 """
 
 from __future__ import annotations
@@ -33,9 +38,10 @@ from pathlib import Path
 
 from groupcheck.model.scenario import Scenario, load_scenario, read_toml, scenario_from_data
 from groupcheck.model.shared.config import FAULT_NAMES
+from groupcheck.model.shared.properties import LIVENESS_NAMES
 
 from groupcheck.runner import check_scenario
-from groupcheck.simulate import Settings, Walker, simulate_scenario
+from groupcheck.simulate import Settings, SimulationOutcome, Walker, simulate_scenario
 from groupcheck.verify import replay_trace
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -54,7 +60,7 @@ BIG_GROUP = {
     "faults": {name: 1 for name in FAULT_NAMES},
     "expect": {"verdict": "holds"},
 }
-BIG_SWITCH = ROOT / "specs" / "switches" / "keep-fetching-while-rejoining.toml"
+BIG_SWITCH = ROOT / "specs" / "history" / "kafka-14196-fetch-while-commit-in-flight-pre-fix.toml"
 
 
 def throughput(seconds: float) -> tuple[float, float]:
@@ -98,8 +104,9 @@ def violated_catalogue() -> list[Path]:
     return [f for f in files if load_scenario(f).expect_verdict == "violated"]
 
 
-def rediscover(files: list[Path], limit: float, out: Path) -> tuple[int, float]:
-    """The table of rediscoveries; returns (rediscovered, worst shrunk/BFS ratio)."""
+def rediscover(files: list[Path], limit: float, out: Path) -> tuple[int, float, int]:
+    """The table of rediscoveries; returns (rediscovered, worst shrunk/BFS ratio, scenarios expecting a
+    liveness violation that showed suspected livelocks)."""
     print(
         f"\nrediscovery: {len(files)} catalogue scenarios expecting a violation, at most {limit:.0f} s each"
     )
@@ -108,11 +115,15 @@ def rediscover(files: list[Path], limit: float, out: Path) -> tuple[int, float]:
         f"{'BFS':>4} {'ratio':>5} {'shrink s':>8}  replays"
     )
     print(header)
-    found = 0
+    found = livelocked = 0
     worst = 0.0
     for f in files:
         sc = load_scenario(f, simulation=True)
         o = simulate_scenario(sc, out, Settings(seconds=limit))
+        if sc.expect_property in LIVENESS_NAMES:
+            livelocked += bool(o.livelocks)
+            print(f"{sc.name:<44} {sc.expect_property or '':<26} {_livelocks(o)}")
+            continue
         bfs = check_scenario(load_scenario(f)).result
         bfs_len = len(bfs.counterexample) if bfs.counterexample is not None else 0
         if o.violation is None or o.violation.violation != sc.expect_property or o.shrunk is None:
@@ -128,14 +139,31 @@ def rediscover(files: list[Path], limit: float, out: Path) -> tuple[int, float]:
             f"{o.violation.steps:>5} {len(o.shrunk):>6} {bfs_len:>4} {ratio:>5.2f} {o.shrink_seconds:>8.1f}  "
             f"{replays}"
         )
-    print(f"{found} of {len(files)} rediscovered; worst shrunk/BFS ratio {worst:.2f} (target {TARGET_RATIO})")
-    return found, worst
+    safety = sum(1 for f in files if load_scenario(f).expect_property not in LIVENESS_NAMES)
+    print(f"{found} of {safety} rediscovered; worst shrunk/BFS ratio {worst:.2f} (target {TARGET_RATIO})")
+    if safety != len(files):
+        print(
+            f"{livelocked} of {len(files) - safety} expecting a liveness violation showed suspected livelocks"
+        )
+    return found, worst, livelocked
+
+
+def _livelocks(o: SimulationOutcome) -> str:
+    """A liveness scenario's row: its first suspected livelock, with the seconds of walks up to it."""
+    if not o.livelocks:
+        return f"no suspected livelock in {o.walks} walks ({o.steps:,} steps, {o.seconds:.0f} s)"
+    first = o.livelocks[0]
+    before = sum(r.seconds for r in o.rows if r.walk <= first.walk)
+    return (
+        f"suspected livelock: first in walk {first.walk} ({first.steps} steps) after {before:.2f} s of "
+        f"walks; {len(o.livelocks)} of {o.walks} walks in {o.seconds:.0f} s; not shrunk"
+    )
 
 
 def big_switch(limit: float, out: Path) -> int | None:
     """The 20-consumer group with the pre-fix switch off: found and shrunk (the shrunk length, or None)."""
     data = copy.deepcopy(read_toml(BIG_SWITCH))
-    data["name"] = "keep-fetching-while-rejoining-20"
+    data["name"] = f"{BIG_SWITCH.stem}-20"
     data["group"]["consumers"] = 20
     data["group"]["topics"] = {"t0": 40}
     sc: Scenario = scenario_from_data(data, f"{BIG_SWITCH} grown to 20 consumers", simulation=True)
@@ -145,10 +173,13 @@ def big_switch(limit: float, out: Path) -> int | None:
         print(f"    not found in {o.walks} walks ({o.steps:,} steps, {o.seconds:.1f} s)")
         return None
     cfg = o.shrunk.config
+    bfs = check_scenario(load_scenario(BIG_SWITCH)).result.counterexample
     print(
         f"    violated {o.violation.violation} after {o.found_after or 0:.2f} s in walk {o.violation.walk} "
         f"({o.violation.steps} steps); shrunk in {o.shrink_seconds:.1f} s to {len(o.shrunk)} steps with "
-        f"{cfg.consumers} consumer(s) and topics {dict(cfg.topics)}"
+        f"{cfg.consumers} consumer(s), topics {dict(cfg.topics)}, {cfg.records_per_partition} record(s) a "
+        f"partition (the catalogue's {BIG_SWITCH.stem}: BFS "
+        f"{'no counterexample' if bfs is None else f'{len(bfs)} steps'})"
     )
     if o.trace_dir is not None:
         print(f"    replays: {replay_trace(o.trace_dir / 'trace.json').reproduced}; pinned as {o.pinned}")
@@ -166,6 +197,7 @@ def main(argv: list[str]) -> int:
     args = p.parse_args(argv[1:])
     wall = cpu = 0.0
     found, total, worst, shrunk = 0, 0, 0.0, None
+    livelocked, liveness = 0, 0
     with tempfile.TemporaryDirectory(prefix="groupcheck-simulate-bench-") as tmp:
         out = Path(tmp)
         if "throughput" not in args.skip:
@@ -174,13 +206,14 @@ def main(argv: list[str]) -> int:
             files = violated_catalogue()
             if args.only:
                 files = [f for f in files if any(word in f.stem for word in args.only)]
-            total = len(files)
-            found, worst = rediscover(files, args.limit, out)
+            liveness = sum(1 for f in files if load_scenario(f).expect_property in LIVENESS_NAMES)
+            total = len(files) - liveness
+            found, worst, livelocked = rediscover(files, args.limit, out)
         if "big-switch" not in args.skip:
             shrunk = big_switch(args.limit, out)
     print(
         f"cpu_steps_per_second={cpu:.0f} wall_steps_per_second={wall:.0f} rediscovered={found}/{total} "
-        f"max_ratio={worst:.2f} big_switch_shrunk={shrunk}"
+        f"max_ratio={worst:.2f} suspected_livelocks={livelocked}/{liveness} big_switch_shrunk={shrunk}"
     )
     return 0
 
