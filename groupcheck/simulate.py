@@ -1229,12 +1229,13 @@ class _Shrinker:
 
 def shrink(sc: Scenario, cfg: Config, actions: Sequence[Act], prop: str, *, seed: int, depth: int) -> Shrunk:
     """Shrink the walk ``actions`` (over ``cfg``, a configuration within ``sc``'s) that violates ``prop``:
-    Hypothesis's shrinker on the walk's choices (:class:`_Shrinker`), then delta debugging on its actions
+    delta debugging and consumers taken out one at a time (:func:`_drop_consumers`), then Hypothesis's
+    shrinker on the walk's choices (:class:`_Shrinker`), then delta debugging on its actions
     (:func:`checker.simulate.shorten`: steps taken out while the rest still replays to the violation) and,
     if that took any out, Hypothesis once more from there. Deterministic for the same inputs and ``seed``.
     """
     shrinker = _Shrinker(sc, prop, max(depth, len(actions)))
-    best_cfg, best = cfg, list(actions)
+    best_cfg, best = _drop_consumers(sc, cfg, list(actions), prop, shrinker.model)
     for round_ in range(2):
         try:
             choices, seeded = shrinker.seed_choices(best_cfg, best)
@@ -1317,6 +1318,69 @@ def _hypothesis_minimal(
     except Exception:  # no example drawn (SkipTest): the choices did not replay
         return None
     return None
+
+
+def _without_consumer(actions: Sequence[Act], c: int) -> list[Act]:
+    """``actions`` without those of consumer ``c`` (or of a link of its), the consumers after it renumbered
+    one down (:data:`~groupcheck.model.group._SHAPES` says which arguments are consumers)."""
+    out: list[Act] = []
+    for a in actions:
+        shape = _SHAPES[a.name].rstrip("*")
+        args = list(a.args)
+        mine = False
+        for i, kind in enumerate(shape):
+            if kind == "c" or (kind == "x" and a.actor.startswith("C")):
+                mine = mine or args[i] == c
+                if args[i] > c:
+                    args[i] -= 1
+        if mine:
+            continue
+        actor = f"C{args[0] + 1}" if a.actor.startswith("C") else a.actor
+        out.append(Act(a.name, actor, tuple(args)))
+    return out
+
+
+def _drop_consumers(
+    sc: Scenario,
+    cfg: Config,
+    actions: list[Act],
+    prop: str,
+    model: Callable[[Config], SimulationModel],
+) -> tuple[Config, list[Act]]:
+    """The walk cut by delta debugging, then consumers taken out of the group one at a time with their
+    steps (each topic losing its share of partitions too, if the walk needs the others' partitions where
+    they were), each time cut again, while the rest still replays to a violation of ``prop``.
+    Hypothesis shrinks the group's size as a number, which renumbers every later choice of a walk: a
+    20-consumer counterexample hardly survives that, while the one or two consumers it is about survive
+    the others leaving (replays are forgiving: see :func:`replays_to`)."""
+    if cfg.consumers == 1:
+        return cfg, actions
+
+    def replays(c: Config) -> Callable[[Sequence[Act]], list[Act] | None]:
+        m = model(c)
+        return lambda acts: replays_to(m, sc, acts, prop)
+
+    actions = shorten(replays(cfg)(actions) or actions, replays(cfg))
+    while cfg.consumers > 1:
+        n = cfg.consumers
+        scaled = tuple((t, size - size // n) for t, size in cfg.topics)
+        shapes = (cfg.topics,) if scaled == cfg.topics else (cfg.topics, scaled)
+        found = next(
+            (
+                (smaller, done)
+                for c in range(n - 1, -1, -1)
+                for topics in shapes
+                for smaller in (walk_config(replace(cfg, consumers=n - 1, topics=topics), cfg.budget),)
+                for done in (replays(smaller)(_without_consumer(actions, c)),)
+                if done is not None
+            ),
+            None,
+        )
+        if found is None:
+            break
+        cfg, done = found
+        actions = shorten(done, replays(cfg))
+    return cfg, actions
 
 
 def _tighten(sc: Scenario, cfg: Config, actions: list[Act], prop: str) -> tuple[Config, list[Act]]:

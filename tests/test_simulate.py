@@ -26,8 +26,9 @@ from groupcheck.checker.simulate import (
     random_walk,
     shorten,
 )
-from groupcheck.model.group import GroupModel
+from groupcheck.model.group import Act, GroupModel
 from groupcheck.model.scenario import ScenarioError, load_scenario, read_toml, scenario_from_data
+from groupcheck.model.shared.properties import LIVENESS_NAMES
 from groupcheck.model.shared.state import World
 from groupcheck.model.shared.symmetry import (
     broker_member_ids,
@@ -45,6 +46,7 @@ ROOT = Path(__file__).resolve().parent.parent
 SPECS = ROOT / "specs"
 KEEP_FETCHING = SPECS / "switches" / "keep-fetching-while-rejoining.toml"
 ACK_BEFORE_PERSIST = SPECS / "switches" / "ack-commit-before-persist.toml"
+KAFKA_14196 = SPECS / "history" / "kafka-14196-fetch-while-commit-in-flight-pre-fix.toml"
 STABLE = SPECS / "stable-group-no-faults.toml"
 
 
@@ -216,6 +218,26 @@ def test_member_ids_counted_part_by_part_match_the_model(monkeypatch: pytest.Mon
     sc = load_scenario(STABLE, simulation=True)
     with pytest.raises(sim.ListingDrift, match=r"member ids are out of date"):
         sim.Walker(sc, sim.Settings(runs=1)).walk(0)
+
+
+def test_a_consumer_taken_out_of_a_walk() -> None:
+    """Shrinking takes a consumer out with every step it or its links take; the later ones move down."""
+    acts = [
+        Act("JoinGroup", "C1", (0,)),
+        Act("HandleJoinGroup", "B1", (0, 1, 2)),
+        Act("CutLink", "env", (2, 0)),
+        Act("GcPause", "C3", (2,)),
+        Act("GcPause", "B2", (1,)),
+        Act("SessionExpired", "B1", (0, 2)),
+        Act("Fetch", "C2", (1,)),
+    ]
+    assert sim._without_consumer(acts, 1) == [
+        Act("JoinGroup", "C1", (0,)),
+        Act("CutLink", "env", (1, 0)),
+        Act("GcPause", "C2", (1,)),
+        Act("GcPause", "B2", (1,)),
+        Act("SessionExpired", "B1", (0, 2)),
+    ]
 
 
 def test_a_fifty_consumer_group_walks(tmp_path: Path) -> None:
@@ -436,7 +458,14 @@ def test_toml_text_round_trips() -> None:
 
 
 def _violated_catalogue() -> list[Path]:
-    return [f for f in sorted(SPECS.rglob("*.toml")) if load_scenario(f).expect_verdict == "violated"]
+    """The catalogue's scenarios expecting a safety violation (walks check no liveness property: those
+    expecting one are test_liveness_switch_livelock's and benchmarks/simulate.py's business)."""
+    return [
+        f
+        for f in sorted(SPECS.rglob("*.toml"))
+        if load_scenario(f).expect_verdict == "violated"
+        and load_scenario(f).expect_property not in LIVENESS_NAMES
+    ]
 
 
 @pytest.mark.slow
@@ -473,11 +502,13 @@ def test_spark_gives_the_same_walks_and_trace(tmp_path: Path) -> None:
 
 @pytest.mark.slow
 def test_twenty_consumers_with_a_pre_fix_switch_found_and_shrunk(tmp_path: Path) -> None:
-    data = copy.deepcopy(read_toml(KEEP_FETCHING))
+    """KAFKA-14196's pre-fix scenario grown to 20 consumers: found, and shrunk to fewer consumers by
+    taking consumers out (Hypothesis alone, renumbering every choice, hardly gets below 18)."""
+    data = copy.deepcopy(read_toml(KAFKA_14196))
     data["group"]["consumers"] = 20
     data["group"]["topics"] = {"t0": 40}
     sc = scenario_from_data(data, "twenty", simulation=True)
     o = sim.simulate_scenario(sc, tmp_path, sim.Settings(seconds=60))
     assert o.violation is not None and o.shrunk is not None and o.trace_dir is not None
-    assert o.shrunk.config.consumers < 20
+    assert o.shrunk.config.consumers <= 10
     assert main(["replay", str(o.trace_dir / "trace.json")]) == 0
