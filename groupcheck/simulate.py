@@ -70,7 +70,15 @@ from groupcheck.checker.simulate import (
     shorten,
 )
 from groupcheck.model.explain import trace_document
-from groupcheck.model.group import _BASE_ARITY, _COORDINATOR_STEPS, _SHAPES, Act, GroupModel, member_timeout
+from groupcheck.model.group import (
+    _BASE_ARITY,
+    _COORDINATOR_STEPS,
+    _SHAPES,
+    UNFAIR,
+    Act,
+    GroupModel,
+    member_timeout,
+)
 from groupcheck.model.scenario import (
     MAX_NAME_CHARS,
     Scenario,
@@ -104,6 +112,7 @@ LIVELOCK_NOTE = "to be confirmed by an exhaustive check at smaller bounds"
 # rounds of a fair schedule that must fail to stabilise a group before a livelock is suspected
 FAIR_ROUNDS = 40
 STABLE_PROPERTY = "eventually-stable"  # the model's liveness property for stability, when it has one
+COMPLETES_PROPERTY = "rebalance-completes"  # P ~> Q: a rebalance that starts finishes
 ENGINES = ("local", "spark")
 ROW_COLUMNS = (
     "scenario",
@@ -646,12 +655,20 @@ def group_stable(w: World) -> bool:
     )
 
 
-def stable_predicate(model: Model[Any, Any]) -> Callable[[Any], bool]:
-    """What "stable" means for the suspected-livelock check: the model's ``eventually-stable``
-    property's goal when it has one, else :func:`group_stable`."""
-    for p in model.properties():
-        if p.name == STABLE_PROPERTY:
-            return p.condition
+def stable_predicate(model: Model[Any, Any], checked: Collection[str] | None = None) -> Callable[[Any], bool]:
+    """What "stable" means for the suspected-livelock check, of the model's properties the scenario
+    checks (``checked``: names; all when None): ``eventually-stable``'s goal when it has it; else, for
+    one that checks only ``rebalance-completes``
+    (``P ~> Q``), no rebalance under way or it done (``not P or Q``: a group may keep a member that never
+    resumes, and that property asks nothing more); else :func:`group_stable`."""
+    props = {p.name: p for p in model.properties() if checked is None or p.name in checked}
+    if STABLE_PROPERTY in props:
+        return props[STABLE_PROPERTY].condition
+    if COMPLETES_PROPERTY in props:
+        p = props[COMPLETES_PROPERTY]
+        premise, condition = p.premise, p.condition
+        assert premise is not None
+        return lambda w: not premise(w) or condition(w)
     return group_stable
 
 
@@ -733,8 +750,13 @@ class Swarm:
     budget: Budget
     uniform: bool  # walk 0: every action weighs 1, no fault held back
     delays: tuple[tuple[str, int], ...] = ()  # (fault action label, first step it may be taken)
+    # the ends of faults this walk never takes (a stalled poll loop that never resumes): the lassos of
+    # liveness need a fault that lasts, which a walk taking every enabled step at random soon ends
+    lasting: tuple[str, ...] = ()
 
     def weight(self, label: str) -> float:
+        if label in self.lasting:
+            return 0.0
         return 1.0 if self.uniform else label_weight(self.seed, label, WEIGHTS)
 
     def weights_for(self, labels: Sequence[str]) -> tuple[dict[str, float], dict[str, int]] | None:
@@ -753,7 +775,9 @@ class Swarm:
             fault: d for fault in FAULT_NAMES for label, d in self.delays if FAULT_ACTIONS[fault] == label
         }
         text = ", ".join(
-            f"{k}={v}" + (f" (from step {delays[k]})" if delays.get(k) else "")
+            f"{k}={v}"
+            + (f" (from step {delays[k]})" if delays.get(k) else "")
+            + (" (never resumed)" if k == "poll_stalls" and "PollResume" in self.lasting else "")
             for k in FAULT_NAMES
             if (v := getattr(self.budget, k))
         )
@@ -796,7 +820,12 @@ def swarm(cfg: Config, seed: int, walk: int, depth: int) -> Swarm:
         pinned = name == "coordinator_failovers" and cfg.failover_phase is not None
         if budgets[name] and hold and not pinned:
             delays.append((FAULT_ACTIONS[name], rng.randrange(1, horizon)))
-    return Swarm(walk, walk_seed, Budget(**budgets), False, tuple(delays))
+    # with probability 1/2 a walk's poll stalls last for ever (a stream of its own: the draws above, and
+    # so every walk of a scenario without poll stalls, stay as they were)
+    lasting = ()
+    if budgets["poll_stalls"] and random.Random(derive_seed(walk_seed, "lasting")).random() < 0.5:
+        lasting = ("PollResume",)
+    return Swarm(walk, walk_seed, Budget(**budgets), False, tuple(delays), lasting)
 
 
 def hold_horizon(cfg: Config, depth: int) -> int:
@@ -858,8 +887,15 @@ class _Liveness:
         label: Callable[[Any], str],
         tail: int,
         fair: Callable[[Any, int], int | None],
+        steady: Callable[[Any], bool] | None = None,
+        retrigger: bool = False,
     ) -> None:
         self.stable, self.k, self.label, self.tail, self.fair = stable, k, label, tail, fair
+        # what ends a quiet walk (default: ``stable``); with ``retrigger`` (a leads-to goal such as
+        # rebalance-completes' "no rebalance under way, or it done") the clock starts again whenever the
+        # goal stops holding, fault or not: every rebalance that starts must finish
+        self.steady = steady or stable
+        self.retrigger = retrigger
         self.since = 0  # the step of the last fault (0: the start)
         self.settled = False  # stable since then
         self.suspect: str | None = None
@@ -868,6 +904,8 @@ class _Liveness:
 
     def __call__(self, i: int, action: Any, state: Any) -> bool:
         if action is not None and self.label(action) in FAULT_LABELS:
+            self.since, self.settled = i, False
+        elif self.retrigger and self.settled and not self.stable(state):
             self.since, self.settled = i, False
         if not self.settled and self.suspect is None:
             if self.stable(state):
@@ -883,14 +921,29 @@ class _Liveness:
                 else:
                     self.slow += 1
                     self.settled = True
-        if self.settled and i >= self.tail and quiet(state) and self.stable(state):
+        if self.settled and i >= self.tail and quiet(state) and self.stable(state) and self.steady(state):
             self.quiet = True
             return True
         return False
 
+    def stuck(self, i: int, state: Any) -> bool:
+        """The walk, whose poll stalls last, could take nothing but the end of a stall from ``state``
+        (step ``i``; a weightless step is taken only then): a suspected livelock unless ``state`` is stable
+        or a fair schedule makes it so. Ends the walk when it is one."""
+        if self.suspect is not None or self.stable(state) or self.fair(state, i) is not None:
+            return False
+        self.suspect = (
+            f"not stable at step {i}, where nothing but the end of a lasting poll stall was enabled, nor "
+            f"within {FAIR_ROUNDS} rounds of a fair schedule (every enabled action in turn, no fault)"
+        )
+        return True
+
 
 def _is_fault(a: Act) -> bool:
-    return a.name in FAULT_LABELS
+    """A step the fair schedule never takes: what the exhaustive check does not hold fair
+    (:data:`groupcheck.model.group.UNFAIR`) — the faults, and the ends of those a group must settle
+    without: a crashed process's restart, a stalled poll loop's resumption."""
+    return a.name in UNFAIR
 
 
 def quiet(w: World) -> bool:
@@ -990,7 +1043,7 @@ class Walker:
         """Run walk ``i``: its swarm, the walk, its row and the phases it reached."""
         sw = self.swarm(i)
         model = self.model(sw.budget)
-        stable = stable_predicate(model)
+        stable = stable_predicate(model, self.sc.properties)
 
         def fair(state: Any, step: int) -> int | None:
             rng = random.Random(derive_seed(sw.seed, "fair", step))
@@ -998,11 +1051,15 @@ class Walker:
             model.reset()  # the walk's own listings go on from what it learnt itself
             return found
 
-        liveness = _Liveness(stable, self.k, model.action_label, self.tail, fair)
+        steady = stable_predicate(model)  # every property of the model: a quiet walk ends when steady
+        leads_to = STABLE_PROPERTY not in self.sc.properties and COMPLETES_PROPERTY in self.sc.properties
+        liveness = _Liveness(stable, self.k, model.action_label, self.tail, fair, steady, leads_to)
         phases = _Phases()
 
         weighed = sw.weights_for(ACTION_LABELS)
         weights, held = weighed if weighed is not None else (None, {})
+
+        before: list[Any] = [None]  # the state the step was taken from
 
         def observe(step: int, action: Any, state: Any) -> bool:
             if held:  # faults held back until this step may strike from now on
@@ -1010,6 +1067,9 @@ class Walker:
                     assert weights is not None
                     weights[lab] = sw.weight(lab)
                     del held[lab]
+            if action is not None and action.name in sw.lasting and liveness.stuck(step - 1, before[0]):
+                return True  # (the step itself, weightless, was taken only because nothing else was)
+            before[0] = state
             phases(state)
             return liveness(step, action, state)
 
@@ -1497,12 +1557,13 @@ class SimulationOutcome:
     @property
     def as_expected(self) -> bool:
         """A violation the scenario expects was found, or a scenario expected to hold showed none. Walks do
-        not check liveness: a scenario that expects ``eventually-stable`` violated is as expected when a
-        walk is a suspected livelock (which only an exhaustive check confirms)."""
+        not check liveness: a scenario that expects ``eventually-stable`` or ``rebalance-completes``
+        violated is as expected when a walk is a suspected livelock (which only an exhaustive check
+        confirms)."""
         s = self.scenario
         if s.expect_verdict == "holds":
             return self.violation is None
-        if s.expect_property == "eventually-stable" and self.violation is None:
+        if s.expect_property in (STABLE_PROPERTY, COMPLETES_PROPERTY) and self.violation is None:
             return bool(self.livelocks)
         return self.violation is not None and self.violation.violation == s.expect_property
 
