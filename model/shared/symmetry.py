@@ -9,8 +9,8 @@ keeps the explored state space finite although each new member gets an id never 
 from __future__ import annotations
 
 from collections.abc import Collection
-from dataclasses import replace
 
+from groupcheck.checker.fingerprint import replace
 from groupcheck.model.shared.state import Broker, Consumer, History, Link, Log, Msg, World
 
 
