@@ -108,14 +108,7 @@ def _fast_replace(cls: type) -> None:
     ``dataclasses.replace``'s loop over the fields; any other class gets ``dataclasses.replace`` itself.
     Unknown field names raise TypeError, as ``dataclasses.replace`` does."""
     fields = dataclasses.fields(cls)
-    params = getattr(cls, "__dataclass_params__", None)
-    if (
-        params is None
-        or not params.frozen
-        or hasattr(cls, "__post_init__")
-        or not all(isinstance(cls.__dict__.get(f.name), types.MemberDescriptorType) for f in fields)
-        or any(not f.init for f in fields)
-    ):
+    if not _plain_slots(cls) or any(not f.init for f in fields):
         cls.__replace__ = lambda self, /, **changes: dataclasses.replace(self, **changes)  # type: ignore[attr-defined]
         return
     missing = object()
@@ -132,6 +125,20 @@ def _fast_replace(cls: type) -> None:
     cls.__replace__ = method  # type: ignore[attr-defined]
 
 
+def _plain_slots(cls: type) -> bool:
+    """A frozen dataclass without ``__post_init__`` whose every field is a slot: one whose objects the
+    generated ``__init__`` and ``__replace__`` may build slot by slot."""
+    params = getattr(cls, "__dataclass_params__", None)
+    return (
+        params is not None
+        and params.frozen
+        and not hasattr(cls, "__post_init__")
+        and all(
+            isinstance(cls.__dict__.get(f.name), types.MemberDescriptorType) for f in dataclasses.fields(cls)
+        )
+    )
+
+
 def _fast_init(cls: type) -> None:
     """A frozen slotted dataclass's ``__init__`` that sets each slot through its own descriptor (the
     generated one calls ``object.__setattr__`` by name, which looks the slot up again in the class for
@@ -139,13 +146,8 @@ def _fast_init(cls: type) -> None:
     result; classes with a default factory, ``__post_init__``, keyword-only or non-init fields, or without
     slots keep the generated one."""
     fields = dataclasses.fields(cls)
-    params = getattr(cls, "__dataclass_params__", None)
-    if (
-        params is None
-        or not params.frozen
-        or hasattr(cls, "__post_init__")
-        or not all(isinstance(cls.__dict__.get(f.name), types.MemberDescriptorType) for f in fields)
-        or any(not f.init or f.kw_only or f.default_factory is not dataclasses.MISSING for f in fields)
+    if not _plain_slots(cls) or any(
+        not f.init or f.kw_only or f.default_factory is not dataclasses.MISSING for f in fields
     ):
         return
     scope: dict[str, object] = {}
