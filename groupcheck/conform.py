@@ -555,7 +555,7 @@ class Replayer:
             # Kafka's pending-sync timer: every member that has not sent its SyncGroup is removed, and the
             # group rebalances (the model's timeouts have causes: only the stalled member has not)
             return [{"op": "sync_timeout"}]
-        if name == "RebalanceTimeout" and self.cfg.protocol == "static":
+        if name == "RebalanceTimeout" and self.static:
             # static membership: the model's timeout completes the join itself, keeping the static members
             # that have not rejoined, as Kafka's join timer does
             return [{"op": "complete_join"}]
