@@ -16,6 +16,10 @@ Scenarios: the catalogue's non-trivial ones (at least 5,000 distinct states when
 ``--quick`` a subset of them that runs in a few minutes, plus the benchmark scenarios in ``benchmarks/``
 with ``--big`` (the three-consumer eager failover and the TLC comparison: minutes each). A scenario file
 is read from the working tree for both sides.
+
+The working tree runs its compiled modules when ``pip install -e .`` built them (setup.py) and they are
+up to date, its pure-Python ones with ``--pure``; the first lines say which each side ran. A base
+checked out into a worktree is never compiled: it runs pure Python.
 """
 
 from __future__ import annotations
@@ -106,6 +110,11 @@ path, out = sys.argv[1], sys.argv[2]
 t = time.process_time()
 o = check_scenario(load_scenario(path), Path(out) if out else None)
 cpu = time.process_time() - t
+try:  # since issue 16's compiled modules: which ran compiled
+    from groupcheck import _compiled
+    build = _compiled.summary()
+except ImportError:
+    build = "pure Python"
 st = o.result.stats
 cex = o.result.counterexample
 print(json.dumps({
@@ -118,6 +127,7 @@ print(json.dumps({
     "seconds": st.seconds,
     "cpu": cpu,
     "rss_kb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss,
+    "build": build,
 }))
 """
 
@@ -150,8 +160,9 @@ def import_path(code: Path) -> str:
     return f"{farm}{os.pathsep}{code}"
 
 
-def run(code: Path, scenario: Path, out: Path | None) -> dict[str, object]:
+def run(code: Path, scenario: Path, out: Path | None, pure: bool = False) -> dict[str, object]:
     env = {**os.environ, "PYTHONPATH": import_path(code), "PYTHONHASHSEED": "0"}
+    env["GROUPCHECK_PURE"] = "1" if pure else "0"
     with tempfile.TemporaryDirectory(prefix="groupcheck-compare-cwd-") as cwd:  # nothing importable in cwd
         proc = subprocess.run(
             [sys.executable, "-c", DRIVER, str(scenario), "" if out is None else str(out)],
@@ -181,6 +192,9 @@ def main(argv: list[str]) -> int:
     ap.add_argument("--only", nargs="+", metavar="NAME", help="these (names in specs/ or paths)")
     ap.add_argument("--rounds", type=int, default=1, help="runs of each side per scenario (best is kept)")
     ap.add_argument("--traces", action="store_true", help="also compare trace.json bytes of violations")
+    ap.add_argument(
+        "--pure", action="store_true", help="the working tree's pure-Python modules, not its compiled ones"
+    )
     args = ap.parse_args(argv[1:])
     if args.only:
         names: tuple[str, ...] = tuple(args.only)
@@ -210,6 +224,7 @@ def main(argv: list[str]) -> int:
     print(head_fmt)
     ratios: list[float] = []
     differ: list[str] = []
+    builds: dict[str, str] = {}
     started = time.perf_counter()
     try:
         for name in names:
@@ -219,7 +234,10 @@ def main(argv: list[str]) -> int:
             for r in range(args.rounds):
                 for side, code in (("base", base), ("work", ROOT)):
                     out = tmp / f"out-{side}-{r}" / path.stem if args.traces else None
-                    got = run(code, path, out)
+                    got = run(code, path, out, pure=args.pure and side == "work")
+                    if side not in builds:
+                        builds[side] = str(got.get("build", "pure Python"))
+                        print(f"{side}: {builds[side]}", flush=True)
                     if side not in best or float(got["cpu"]) < float(best[side]["cpu"]):  # type: ignore[arg-type]
                         best[side] = got
                     if out is not None and r == 0:

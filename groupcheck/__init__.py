@@ -7,6 +7,10 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+from groupcheck import _compiled
+
+_compiled.install()  # compiled hot modules when built and up to date (setup.py), else their source
+
 if TYPE_CHECKING:
     from groupcheck.runner import CheckOutcome, check_scenario, replay_trace
 

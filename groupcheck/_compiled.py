@@ -1,0 +1,122 @@
+"""Which of the hot modules run compiled, and the guard that never runs a stale one (issue 16).
+
+``pip install`` compiles the modules listed in setup.py with Cython, from their unchanged source, and
+writes beside each built module its source's SHA-256 (``<module>.source-sha256``). The finder installed
+by :func:`install` (``import groupcheck`` does) serves a compiled module only when that digest is the
+digest of the ``.py`` file beside it; otherwise, and for every module when ``GROUPCHECK_PURE=1``, it
+serves the ``.py`` file. An engineer who edits a model module in an editable checkout therefore runs
+what they wrote, compiled again at the next ``pip install -e .``. Both give the same states, counts and
+traces (tests/test_compiled.py).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import importlib.machinery
+import importlib.util
+import os
+import sys
+from importlib.machinery import ModuleSpec
+from pathlib import Path
+
+# the modules setup.py compiles (it reads this list); this module imports only the standard library so
+# that setup.py can load it before anything is installed
+COMPILED = frozenset(
+    {
+        "groupcheck.model.group",
+        "groupcheck.model.protocols.consumer",
+        "groupcheck.model.protocols.coordinator",
+        "groupcheck.model.protocols.eager",
+        "groupcheck.model.shared.choice",
+        "groupcheck.model.shared.faults",
+        "groupcheck.model.shared.generations",
+        "groupcheck.model.shared.network",
+        "groupcheck.model.shared.properties",
+        "groupcheck.model.shared.state",
+        "groupcheck.model.shared.symmetry",
+        "groupcheck.checker.contract",
+        "groupcheck.checker.fingerprint",
+        "groupcheck.checker.liveness",
+        "groupcheck.checker.search",
+        "groupcheck.checker.simulate",
+        "groupcheck.checker.store",
+    }
+)
+SIDECAR = ".source-sha256"
+_SOURCE_ROOTS = {"groupcheck.model": "model", "groupcheck.checker": "checker"}  # pyproject's package-dir
+
+
+def source_path(name: str) -> str:
+    """The source of compiled module ``name`` relative to the checkout (``groupcheck.model.group`` is
+    ``model/group.py``)."""
+    for package, folder in _SOURCE_ROOTS.items():
+        if name.startswith(package + "."):
+            return folder + "/" + name[len(package) + 1 :].replace(".", "/") + ".py"
+    raise ValueError(f"{name} is not under a compiled package")
+
+
+PURE_VARIABLE = "GROUPCHECK_PURE"
+
+# module name -> "compiled", or why its source was imported instead (for reports and tests)
+status: dict[str, str] = {}
+
+
+def pure_requested() -> bool:
+    return os.environ.get(PURE_VARIABLE) == "1"
+
+
+class CompiledOrSource:
+    """A meta-path finder for :data:`COMPILED`: the module the normal path finder would import (a
+    compiled one comes first) unless it is compiled and stale or pure Python was asked for."""
+
+    def find_spec(self, fullname: str, path: object = None, target: object = None) -> ModuleSpec | None:
+        if fullname not in COMPILED:
+            return None
+        spec = importlib.machinery.PathFinder.find_spec(fullname, path)  # type: ignore[arg-type]
+        if spec is None or spec.origin is None:
+            return spec
+        if not isinstance(spec.loader, importlib.machinery.ExtensionFileLoader):
+            status[fullname] = "source: not compiled"
+            return spec
+        built = Path(spec.origin)
+        leaf = fullname.rsplit(".", 1)[-1]
+        source = built.parent / f"{leaf}.py"
+        if not source.is_file():
+            status[fullname] = "compiled (no source beside it)"
+            return spec
+        reason = None
+        if pure_requested():
+            reason = f"source: {PURE_VARIABLE}=1"
+        else:
+            sidecar = built.parent / f"{leaf}{SIDECAR}"
+            try:
+                recorded = sidecar.read_text(encoding="ascii").strip()
+            except OSError:
+                recorded = ""
+            if recorded != hashlib.sha256(source.read_bytes()).hexdigest():
+                reason = "source: edited since it was compiled"
+        if reason is None:
+            status[fullname] = "compiled"
+            return spec
+        status[fullname] = reason
+        return importlib.util.spec_from_file_location(fullname, source)
+
+
+def install() -> None:
+    """Put the finder first on ``sys.meta_path`` (once)."""
+    if not any(isinstance(f, CompiledOrSource) for f in sys.meta_path):
+        sys.meta_path.insert(0, CompiledOrSource())
+
+
+def summary() -> str:
+    """One line: how many of the hot modules imported so far run compiled."""
+    done = sorted(status)
+    compiled = [m for m in done if status[m].startswith("compiled")]
+    if not done:
+        return "no hot module imported yet"
+    if len(compiled) == len(done):
+        return f"compiled ({len(done)} hot modules)"
+    if not compiled:
+        reasons = sorted({status[m] for m in done})
+        return f"pure Python ({'; '.join(reasons)})"
+    return f"{len(compiled)} of {len(done)} hot modules compiled"

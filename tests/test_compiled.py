@@ -1,0 +1,160 @@
+"""The compiled hot modules (setup.py, groupcheck/_compiled.py): the same results as their source, and
+never a stale one.
+
+Where the modules were not compiled (no C compiler, ``GROUPCHECK_PURE=1`` at install time) the tests that
+need them skip, unless ``GROUPCHECK_REQUIRE_COMPILED=1`` (CI sets it): then they fail.
+"""
+
+from __future__ import annotations
+
+import importlib.machinery
+import json
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from groupcheck import _compiled
+
+ROOT = Path(__file__).resolve().parent.parent
+REQUIRE = os.environ.get("GROUPCHECK_REQUIRE_COMPILED") == "1"
+
+
+def _built(name: str) -> Path | None:
+    """The compiled file of module ``name`` in this install, if there is one."""
+    folder = ROOT / Path(_compiled.source_path(name)).parent
+    leaf = name.rsplit(".", 1)[-1]
+    for suffix in importlib.machinery.EXTENSION_SUFFIXES:
+        if (folder / f"{leaf}{suffix}").is_file():
+            return folder / f"{leaf}{suffix}"
+    return None
+
+
+@pytest.fixture(scope="module")
+def compiled() -> None:
+    missing = [name for name in sorted(_compiled.COMPILED) if _built(name) is None]
+    if missing:
+        why = f"not compiled: {', '.join(missing)}"
+        if REQUIRE:
+            pytest.fail(f"GROUPCHECK_REQUIRE_COMPILED=1 but {why}")
+        pytest.skip(why)
+
+
+def test_every_listed_module_has_its_source() -> None:
+    for name in _compiled.COMPILED:
+        assert (ROOT / _compiled.source_path(name)).is_file(), name
+
+
+def _check(scenario: str, out: Path, pure: bool) -> tuple[dict[str, object], dict[str, bytes], str]:
+    env = {**os.environ, "GROUPCHECK_PURE": "1" if pure else "0"}
+    out.mkdir(parents=True)
+    summary = out / "summary.json"
+    proc = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "groupcheck.cli",
+            "check",
+            scenario,
+            "--out",
+            f"{out}",
+            "--json",
+            f"{summary}",
+        ],
+        cwd=ROOT,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    (row,) = json.loads(summary.read_text(encoding="utf-8"))
+    counts = {k: row[k] for k in ("verdict", "property", "distinct_states", "states_generated", "depth")}
+    traces = {str(p.relative_to(out)): p.read_bytes() for p in sorted(out.rglob("trace.json"))}
+    probe = subprocess.run(
+        [
+            sys.executable,
+            "-c",
+            "import groupcheck.model.group, groupcheck.checker.search\n"
+            "from groupcheck import _compiled\nprint(_compiled.summary())",
+        ],
+        cwd=ROOT,
+        env=env,
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    return counts, traces, probe.stdout.strip()
+
+
+@pytest.mark.parametrize(
+    "scenario",
+    [
+        "specs/history/kafka-12983-partitions-kept-after-rejoin-error-pre-fix.toml",  # cooperative, violated
+        "specs/history/kafka-9801-static-rejoin-while-completing-pre-fix.toml",  # static membership
+        "specs/liveness/sync-timeout-off-stuck.toml",  # a lasso
+        "specs/teaching/failover-phase-3-lost-joingroup.toml",  # classic
+        "specs/eager/eager-failover-in-phase-3.toml",  # holds, 61,938 states
+    ],
+)
+def test_compiled_and_source_give_the_same_states_counts_and_traces(
+    compiled: None, scenario: str, tmp_path: Path
+) -> None:
+    pure = _check(scenario, tmp_path / "pure", pure=True)
+    fast = _check(scenario, tmp_path / "compiled", pure=False)
+    assert pure[2].startswith("pure Python"), pure[2]
+    assert fast[2].startswith("compiled"), fast[2]
+    assert fast[0] == pure[0]
+    assert fast[1] == pure[1]
+    assert pure[0]["verdict"] == "holds" or pure[1], "a violation writes its trace"
+
+
+def _copy_module(name: str, into: Path) -> tuple[Path, Path]:
+    """The built file, the source and the digest of module ``name`` copied into ``into``."""
+    built = _built(name)
+    assert built is not None
+    leaf = name.rsplit(".", 1)[-1]
+    shutil.copy(built, into / built.name)
+    shutil.copy(built.parent / f"{leaf}.py", into / f"{leaf}.py")
+    shutil.copy(built.parent / f"{leaf}{_compiled.SIDECAR}", into / f"{leaf}{_compiled.SIDECAR}")
+    return into / built.name, into / f"{leaf}.py"
+
+
+def test_a_module_edited_since_it_was_compiled_is_imported_from_its_source(
+    compiled: None, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    name = "groupcheck.model.shared.network"
+    built, source = _copy_module(name, tmp_path)
+    monkeypatch.delenv(_compiled.PURE_VARIABLE, raising=False)
+    finder = _compiled.CompiledOrSource()
+    spec = finder.find_spec(name, [str(tmp_path)])
+    assert spec is not None and spec.origin == str(built)
+    assert _compiled.status[name] == "compiled"
+    source.write_text(source.read_text(encoding="utf-8") + "\n# an engineer's edit\n", encoding="utf-8")
+    spec = finder.find_spec(name, [str(tmp_path)])
+    assert spec is not None and spec.origin == str(source)
+    assert _compiled.status[name] == "source: edited since it was compiled"
+
+
+def test_a_compiled_module_without_its_digest_is_not_trusted(compiled: None, tmp_path: Path) -> None:
+    name = "groupcheck.model.shared.network"
+    _, source = _copy_module(name, tmp_path)
+    (tmp_path / f"network{_compiled.SIDECAR}").unlink()
+    spec = _compiled.CompiledOrSource().find_spec(name, [str(tmp_path)])
+    assert spec is not None and spec.origin == str(source)
+
+
+def test_pure_python_on_request(compiled: None, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    name = "groupcheck.model.shared.network"
+    _, source = _copy_module(name, tmp_path)
+    monkeypatch.setenv(_compiled.PURE_VARIABLE, "1")
+    spec = _compiled.CompiledOrSource().find_spec(name, [str(tmp_path)])
+    assert spec is not None and spec.origin == str(source)
+    assert _compiled.status[name] == f"source: {_compiled.PURE_VARIABLE}=1"
+
+
+def test_the_finder_leaves_other_modules_alone() -> None:
+    assert _compiled.CompiledOrSource().find_spec("groupcheck.cli", None) is None
