@@ -81,7 +81,11 @@ def extensions() -> list[object]:
         from setuptools import Extension
     except ImportError:  # no Cython (an offline build without build isolation): pure Python
         return []
-    modules = [Extension(name, [path], optional=True) for name, path in COMPILED.items()]
+    # -O2 without debug information: half the compile time of Python's default -O3 -g, the same speed
+    flags = ["-O2", "-g0"] if os.name == "posix" else []
+    modules = [
+        Extension(name, [path], optional=True, extra_compile_args=flags) for name, path in COMPILED.items()
+    ]
     return cythonize(
         modules,
         build_dir="build/cython",

@@ -4,6 +4,7 @@ and the wheel holds everything the tests and benchmarks import."""
 
 from __future__ import annotations
 
+import os
 import re
 import subprocess
 import sys
@@ -75,12 +76,21 @@ def test_a_non_editable_install_of_the_wheel_checks_a_scenario(wheel: Path, tmp_
         "from groupcheck.runner import check_scenario\n"
         f"o = check_scenario({str(SPEC)!r})\n"
         "print(groupcheck.model.__file__); print(o.as_expected)\n"
+        "from groupcheck import _compiled; print(_compiled.summary().split()[0])\n"
     )
     env = {"PYTHONPATH": str(target), "PATH": "/usr/bin:/bin"}
     out = subprocess.run([sys.executable, "-c", code], cwd=tmp_path, capture_output=True, text=True, env=env)
     assert out.returncode == 0, out.stderr
-    where, verdict = out.stdout.split()
+    where, verdict, build = out.stdout.split()
     assert where.startswith(str(target)) and verdict == "True"
+    # the modules setup.py compiled, with their digests, run compiled from the installed wheel
+    names = zipfile.ZipFile(wheel).namelist()
+    built = [n for n in names if n.endswith(".so")]
+    if built or os.environ.get("GROUPCHECK_REQUIRE_COMPILED") == "1":
+        assert len(built) == len([n for n in names if n.endswith(".source-sha256")]) > 0
+        assert build == "compiled", out.stdout
+    else:
+        assert build == "pure", out.stdout
 
 
 def test_compare_imports_the_revision_it_is_given(tmp_path: Path) -> None:
