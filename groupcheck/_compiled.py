@@ -94,7 +94,7 @@ class CompiledOrSource:
             except OSError:
                 recorded = ""
             if recorded != hashlib.sha256(source.read_bytes()).hexdigest():
-                reason = "source: edited since it was compiled"
+                reason = EDITED
         if reason is None:
             status[fullname] = "compiled"
             return spec
@@ -106,6 +106,14 @@ def install() -> None:
     """Put the finder first on ``sys.meta_path`` (once)."""
     if not any(isinstance(f, CompiledOrSource) for f in sys.meta_path):
         sys.meta_path.insert(0, CompiledOrSource())
+
+
+EDITED = "source: edited since it was compiled"
+
+
+def edited() -> list[str]:
+    """The hot modules imported so far from their source because it changed after they were compiled."""
+    return sorted(m for m, why in status.items() if why == EDITED)
 
 
 def summary() -> str:

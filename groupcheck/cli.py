@@ -257,6 +257,7 @@ def cmd_check(args: argparse.Namespace) -> int:
     questions = [o for o in outcomes if o.scenario.is_question]
     if any(o.trace_dir is not None for o in outcomes) and dot_program() is None:
         print(f"note: {INSTALL_HINT}")
+    _note_edited_modules()
     collide = sum(o.result.stats.collision_probability for o in outcomes)
     print(f"fingerprint collision probability: {collide:.1e} (TLC's optimistic estimate, all scenarios)")
     if questions:
@@ -289,6 +290,20 @@ def cmd_check(args: argparse.Namespace) -> int:
         return 128 + stopper.signal
     code = EXIT_UNEXPECTED if bad or (args.strict and vacuous) else EXIT_OK
     return _finish(code, len(outcomes), problems)
+
+
+def _note_edited_modules() -> None:
+    """Say so when hot modules ran from their source because it was edited after ``pip install`` compiled
+    them (correct, but slower until they are compiled again)."""
+    from groupcheck import _compiled
+
+    edited = _compiled.edited()
+    if edited:
+        names = ", ".join(m.removeprefix("groupcheck.") for m in edited)
+        print(
+            f"note: {len(edited)} module(s) ran from their source, edited since pip install compiled them "
+            f"(about a quarter slower; `pip install -e .` compiles them again): {names}"
+        )
 
 
 def _ask(question: str) -> bool:

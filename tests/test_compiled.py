@@ -33,6 +33,13 @@ def _built(name: str) -> Path | None:
     return None
 
 
+@pytest.fixture(autouse=True)
+def _own_status(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The finder records what it served in ``_compiled.status``: each test here gets its own, so the
+    modules it pretends to find leave nothing behind for other tests (the CLI reports edited ones)."""
+    monkeypatch.setattr(_compiled, "status", dict(_compiled.status))
+
+
 @pytest.fixture(scope="module")
 def compiled() -> None:
     missing = [name for name in sorted(_compiled.COMPILED) if _built(name) is None]
@@ -158,3 +165,18 @@ def test_pure_python_on_request(compiled: None, tmp_path: Path, monkeypatch: pyt
 
 def test_the_finder_leaves_other_modules_alone() -> None:
     assert _compiled.CompiledOrSource().find_spec("groupcheck.cli", None) is None
+
+
+def test_check_says_when_edited_modules_ran_from_their_source(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from groupcheck import cli
+
+    scenario = str(ROOT / "specs" / "teaching" / "failover-phase-3-lost-joingroup.toml")
+    assert cli.main(["check", scenario]) == 0
+    assert "ran from their source" not in capsys.readouterr().out
+    monkeypatch.setitem(_compiled.status, "groupcheck.model.shared.network", _compiled.EDITED)
+    assert cli.main(["check", scenario]) == 0
+    out = capsys.readouterr().out
+    assert "note: 1 module(s) ran from their source, edited since pip install compiled them" in out
+    assert "model.shared.network" in out
