@@ -199,7 +199,12 @@ def bfs(
         elapsed = time.perf_counter() - start
         return Stats(len(visited), generated, deepest, elapsed, visited.nbytes, queue.spilled, len(queue))
 
-    def outcome(verdict: Verdict, stopped_by: str | None = None) -> Result:
+    # ``stats`` reaches ``outcome`` as a default, not through the closure: compiled (setup.py), a closure
+    # naming another closure of the same function makes a reference cycle, which would keep the model, the
+    # visited set and the queue's file alive after the search until a full collection
+    def outcome(
+        verdict: Verdict, stopped_by: str | None = None, stats: Callable[[], Stats] = stats
+    ) -> Result:
         cex = None
         if violations:
             verdict, stopped_by = Verdict.VIOLATED, None

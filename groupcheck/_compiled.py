@@ -1,12 +1,13 @@
 """Which of the hot modules run compiled, and the guard that never runs a stale one (issue 16).
 
-``pip install`` compiles the modules listed in setup.py with Cython, from their unchanged source, and
-writes beside each built module its source's SHA-256 (``<module>.source-sha256``). The finder installed
-by :func:`install` (``import groupcheck`` does) serves a compiled module only when that digest is the
-digest of the ``.py`` file beside it; otherwise, and for every module when ``GROUPCHECK_PURE=1``, it
-serves the ``.py`` file. An engineer who edits a model module in an editable checkout therefore runs
-what they wrote, compiled again at the next ``pip install -e .``. Both give the same states, counts and
-traces (tests/test_compiled.py).
+``pip install`` compiles the modules listed here (:data:`COMPILED`) with Cython (setup.py), from their
+unchanged source, and writes beside each built module the SHA-256 of the source it compiled
+(``<built file>.source-sha256``). The finder installed by :func:`install` (``import groupcheck`` does)
+serves a compiled module only when that digest is the digest of the ``.py`` file beside it; otherwise
+(edited, or no digest), and for every module when ``GROUPCHECK_PURE=1``, it serves the ``.py`` file.
+An engineer who edits a model module in an editable checkout therefore runs what they wrote, compiled
+again at the next ``pip install -e .``. Both give the same states, counts and traces
+(tests/test_compiled.py).
 """
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ import importlib.machinery
 import importlib.util
 import os
 import sys
+from collections.abc import Sequence
 from importlib.machinery import ModuleSpec
 from pathlib import Path
 
@@ -42,7 +44,10 @@ COMPILED = frozenset(
         "groupcheck.checker.store",
     }
 )
-SIDECAR = ".source-sha256"
+SIDECAR = ".source-sha256"  # appended to the built file's name
+PURE_VARIABLE = "GROUPCHECK_PURE"
+EDITED = "source: edited since it was compiled"
+NO_DIGEST = "source: no digest beside the compiled module (not built by setup.py, or an interrupted build)"
 _SOURCE_ROOTS = {"groupcheck.model": "model", "groupcheck.checker": "checker"}  # pyproject's package-dir
 
 
@@ -54,8 +59,6 @@ def source_path(name: str) -> str:
             return folder + "/" + name[len(package) + 1 :].replace(".", "/") + ".py"
     raise ValueError(f"{name} is not under a compiled package")
 
-
-PURE_VARIABLE = "GROUPCHECK_PURE"
 
 # module name -> "compiled", or why its source was imported instead (for reports and tests)
 status: dict[str, str] = {}
@@ -69,18 +72,19 @@ class CompiledOrSource:
     """A meta-path finder for :data:`COMPILED`: the module the normal path finder would import (a
     compiled one comes first) unless it is compiled and stale or pure Python was asked for."""
 
-    def find_spec(self, fullname: str, path: object = None, target: object = None) -> ModuleSpec | None:
+    def find_spec(
+        self, fullname: str, path: Sequence[str] | None = None, target: object = None
+    ) -> ModuleSpec | None:
         if fullname not in COMPILED:
             return None
-        spec = importlib.machinery.PathFinder.find_spec(fullname, path)  # type: ignore[arg-type]
+        spec = importlib.machinery.PathFinder.find_spec(fullname, path)
         if spec is None or spec.origin is None:
             return spec
         if not isinstance(spec.loader, importlib.machinery.ExtensionFileLoader):
             status[fullname] = "source: not compiled"
             return spec
         built = Path(spec.origin)
-        leaf = fullname.rsplit(".", 1)[-1]
-        source = built.parent / f"{leaf}.py"
+        source = built.parent / (fullname.rsplit(".", 1)[-1] + ".py")
         if not source.is_file():
             status[fullname] = "compiled (no source beside it)"
             return spec
@@ -88,13 +92,13 @@ class CompiledOrSource:
         if pure_requested():
             reason = f"source: {PURE_VARIABLE}=1"
         else:
-            sidecar = built.parent / f"{leaf}{SIDECAR}"
-            try:
-                recorded = sidecar.read_text(encoding="ascii").strip()
+            try:  # the digest of the source it was compiled from (setup.py), beside the built file
+                recorded = Path(f"{built}{SIDECAR}").read_text(encoding="ascii").strip()
             except OSError:
-                recorded = ""
-            if recorded != hashlib.sha256(source.read_bytes()).hexdigest():
-                reason = EDITED
+                reason = NO_DIGEST
+            else:
+                if recorded != hashlib.sha256(source.read_bytes()).hexdigest():
+                    reason = EDITED
         if reason is None:
             status[fullname] = "compiled"
             return spec
@@ -106,9 +110,6 @@ def install() -> None:
     """Put the finder first on ``sys.meta_path`` (once)."""
     if not any(isinstance(f, CompiledOrSource) for f in sys.meta_path):
         sys.meta_path.insert(0, CompiledOrSource())
-
-
-EDITED = "source: edited since it was compiled"
 
 
 def edited() -> list[str]:

@@ -302,7 +302,7 @@ def _note_edited_modules() -> None:
         names = ", ".join(m.removeprefix("groupcheck.") for m in edited)
         print(
             f"note: {len(edited)} module(s) ran from their source, edited since pip install compiled them "
-            f"(about a quarter slower; `pip install -e .` compiles them again): {names}"
+            f"(about a third slower; `pip install -e .` compiles them again): {names}"
         )
 
 

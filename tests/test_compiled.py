@@ -7,6 +7,7 @@ need them skip, unless ``GROUPCHECK_REQUIRE_COMPILED=1`` (CI sets it): then they
 
 from __future__ import annotations
 
+import hashlib
 import importlib.machinery
 import json
 import os
@@ -42,12 +43,42 @@ def _own_status(monkeypatch: pytest.MonkeyPatch) -> None:
 
 @pytest.fixture(scope="module")
 def compiled() -> None:
+    """Every hot module compiled, from the source beside it (an edited checkout is not, until
+    ``pip install -e .``)."""
     missing = [name for name in sorted(_compiled.COMPILED) if _built(name) is None]
-    if missing:
-        why = f"not compiled: {', '.join(missing)}"
+    stale = [
+        name
+        for name in sorted(_compiled.COMPILED)
+        if name not in missing and _recorded(name) != _digest(ROOT / _compiled.source_path(name))
+    ]
+    if missing or stale:
+        why = "; ".join(
+            f"{what}: {', '.join(names)}"
+            for what, names in (("not compiled", missing), ("edited since compiled", stale))
+            if names
+        )
         if REQUIRE:
             pytest.fail(f"GROUPCHECK_REQUIRE_COMPILED=1 but {why}")
         pytest.skip(why)
+
+
+@pytest.fixture
+def built() -> None:
+    """A compiled network module to copy (the finder's tests work on copies)."""
+    if _built("groupcheck.model.shared.network") is None:
+        if REQUIRE:
+            pytest.fail("GROUPCHECK_REQUIRE_COMPILED=1 but groupcheck.model.shared.network is not compiled")
+        pytest.skip("groupcheck.model.shared.network is not compiled")
+
+
+def _digest(path: Path) -> str:
+    return hashlib.sha256(path.read_bytes()).hexdigest()
+
+
+def _recorded(name: str) -> str | None:
+    built = _built(name)
+    sidecar = Path(f"{built}{_compiled.SIDECAR}")
+    return sidecar.read_text(encoding="ascii").strip() if sidecar.is_file() else None
 
 
 def test_every_listed_module_has_its_source() -> None:
@@ -120,18 +151,19 @@ def test_compiled_and_source_give_the_same_states_counts_and_traces(
 
 
 def _copy_module(name: str, into: Path) -> tuple[Path, Path]:
-    """The built file, the source and the digest of module ``name`` copied into ``into``."""
+    """The built file of module ``name`` copied into ``into`` with its source, and beside it the digest of
+    that source as setup.py records it."""
     built = _built(name)
     assert built is not None
     leaf = name.rsplit(".", 1)[-1]
     shutil.copy(built, into / built.name)
     shutil.copy(built.parent / f"{leaf}.py", into / f"{leaf}.py")
-    shutil.copy(built.parent / f"{leaf}{_compiled.SIDECAR}", into / f"{leaf}{_compiled.SIDECAR}")
+    Path(f"{into / built.name}{_compiled.SIDECAR}").write_text(_digest(into / f"{leaf}.py") + "\n")
     return into / built.name, into / f"{leaf}.py"
 
 
 def test_a_module_edited_since_it_was_compiled_is_imported_from_its_source(
-    compiled: None, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    built: None, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     name = "groupcheck.model.shared.network"
     built, source = _copy_module(name, tmp_path)
@@ -146,15 +178,16 @@ def test_a_module_edited_since_it_was_compiled_is_imported_from_its_source(
     assert _compiled.status[name] == "source: edited since it was compiled"
 
 
-def test_a_compiled_module_without_its_digest_is_not_trusted(compiled: None, tmp_path: Path) -> None:
+def test_a_compiled_module_without_its_digest_is_not_trusted(built: None, tmp_path: Path) -> None:
     name = "groupcheck.model.shared.network"
-    _, source = _copy_module(name, tmp_path)
-    (tmp_path / f"network{_compiled.SIDECAR}").unlink()
+    built, source = _copy_module(name, tmp_path)
+    Path(f"{built}{_compiled.SIDECAR}").unlink()
     spec = _compiled.CompiledOrSource().find_spec(name, [str(tmp_path)])
     assert spec is not None and spec.origin == str(source)
+    assert _compiled.status[name] == _compiled.NO_DIGEST
 
 
-def test_pure_python_on_request(compiled: None, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_pure_python_on_request(built: None, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     name = "groupcheck.model.shared.network"
     _, source = _copy_module(name, tmp_path)
     monkeypatch.setenv(_compiled.PURE_VARIABLE, "1")
@@ -173,6 +206,7 @@ def test_check_says_when_edited_modules_ran_from_their_source(
     from groupcheck import cli
 
     scenario = str(ROOT / "specs" / "teaching" / "failover-phase-3-lost-joingroup.toml")
+    monkeypatch.setattr(_compiled, "status", {})  # as if every hot module ran compiled
     assert cli.main(["check", scenario]) == 0
     assert "ran from their source" not in capsys.readouterr().out
     monkeypatch.setitem(_compiled.status, "groupcheck.model.shared.network", _compiled.EDITED)
@@ -180,3 +214,48 @@ def test_check_says_when_edited_modules_ran_from_their_source(
     out = capsys.readouterr().out
     assert "note: 1 module(s) ran from their source, edited since pip install compiled them" in out
     assert "model.shared.network" in out
+
+
+LEAK_PROBE = """
+import collections, gc, json, sys
+gc.disable()  # as during a search: every cycle made is still there to count afterwards
+from groupcheck import check_scenario, _compiled
+from groupcheck.model.scenario import load_scenario
+gc.collect()
+for path in sys.argv[1:]:
+    check_scenario(load_scenario(path), None)
+gc.set_debug(gc.DEBUG_SAVEALL)
+gc.collect()
+def ours(x):
+    try:
+        return str(getattr(x, "__module__", "") or "").startswith("groupcheck")
+    except Exception:
+        return False
+print(json.dumps({"build": _compiled.summary(), "cycles": collections.Counter(
+    type(x).__qualname__ for x in gc.garbage if ours(x))}))
+"""
+
+
+@pytest.mark.parametrize("pure", [True, False], ids=["source", "installed"])
+def test_a_search_leaves_no_reference_cycles(pure: bool) -> None:
+    """States are values and a search frees what it made by reference counting: compiled, closures that
+    name one another made cycles (the search's own scope with its model, visited set and spill file; one
+    per member-id or generation renaming), kept until a full collection, which a search runs rarely."""
+    scenarios = [
+        "specs/switches/respond-join-before-persist.toml",  # safety, violated
+        "specs/liveness/sync-timeout-off-stuck.toml",  # a lasso; generations renumbered
+        "specs/history/kafka-9801-static-rejoin-while-completing-pre-fix.toml",  # static: ids renamed
+        "specs/eager/eager-failover-in-phase-4.toml",  # holds
+    ]
+    env = {**os.environ, "GROUPCHECK_PURE": "1" if pure else "0"}
+    proc = subprocess.run(
+        [sys.executable, "-c", LEAK_PROBE, *scenarios],
+        cwd=ROOT,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    got = json.loads(proc.stdout.strip().splitlines()[-1])
+    assert got["cycles"] == {}, got

@@ -120,3 +120,41 @@ def test_compare_imports_the_revision_it_is_given(tmp_path: Path) -> None:
     )
     assert done.returncode == 0, done.stderr
     assert done.stdout.split()[:3] == ["model", "of", "the"] and str(checkout) in done.stdout
+
+
+def test_without_a_c_compiler_the_wheel_is_pure_python(tmp_path: Path) -> None:
+    """setup.py's compiled modules are optional: with no usable C compiler the build still succeeds and the
+    wheel holds the pure-Python modules only (cythonize drops setuptools' ``optional`` flag unless it is
+    set again)."""
+    out = tmp_path / "wheel"
+    env = {**os.environ, "CC": "/nonexistent/gcc", "LDSHARED": "/nonexistent/gcc -shared"}
+    proc = subprocess.run(
+        [sys.executable, "-m", "pip", "wheel", "--no-deps", "-q", "-w", str(out), str(ROOT)],
+        capture_output=True,
+        text=True,
+        env=env,
+    )
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    (built,) = out.glob("groupcheck-*.whl")
+    names = zipfile.ZipFile(built).namelist()
+    assert "groupcheck/model/group.py" in names
+    assert not [n for n in names if n.endswith((".so", ".pyd", ".source-sha256"))]
+
+
+def test_building_a_wheel_keeps_the_checkouts_compiled_modules_trusted(wheel: Path) -> None:
+    """A wheel built from an editable checkout must not touch the checkout's own compiled modules: it once
+    removed their digests, so the checkout ran pure Python until the next ``pip install -e .``."""
+    import importlib.machinery
+
+    from groupcheck import _compiled
+
+    found = 0
+    for name in sorted(_compiled.COMPILED):
+        source = ROOT / _compiled.source_path(name)
+        for suffix in importlib.machinery.EXTENSION_SUFFIXES:
+            built = source.with_name(source.stem + suffix)
+            if built.is_file():
+                found += 1
+                assert Path(f"{built}{_compiled.SIDECAR}").is_file(), name
+    if os.environ.get("GROUPCHECK_REQUIRE_COMPILED") == "1":
+        assert found == len(_compiled.COMPILED)

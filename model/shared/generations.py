@@ -58,43 +58,58 @@ def renumber_generations(w: World) -> World:
     if not gens or gens[-1] == len(gens):
         return w
     ren = {old: new for new, old in enumerate(gens, start=1)}
-
-    def g(x: int) -> int:
-        return ren.get(x, x)
-
-    def claims(cs: Claims) -> Claims:
-        return tuple((m, owned, g(gen)) for m, owned, gen in cs)
-
-    def msg(m: Msg) -> Msg:
-        if m.generation <= 0 and not m.claims:
-            return m
-        return replace(m, generation=g(m.generation), claims=claims(m.claims))
-
-    def consumer(c: Consumer) -> Consumer:
-        if c.generation <= 0 and c.owned_gen <= 0 and not c.claims:
-            return c
-        return replace(c, generation=g(c.generation), owned_gen=g(c.owned_gen), claims=claims(c.claims))
-
-    def broker(b: Broker) -> Broker:
-        return replace(b, generation=g(b.generation), claims=claims(b.claims))
-
-    def link(ln: Link) -> Link:
-        if not ln.to_broker and not ln.to_consumer:
-            return ln
-        return replace(
-            ln, to_broker=tuple(map(msg, ln.to_broker)), to_consumer=tuple(map(msg, ln.to_consumer))
-        )
-
-    log: Log = replace(w.log, generation=g(w.log.generation), claims=claims(w.log.claims))
+    rn = _GenerationRenaming(ren)
+    g = rn.g
+    log: Log = replace(w.log, generation=g(w.log.generation), claims=rn.claims(w.log.claims))
     hist = replace(w.hist, max_issued=g(w.hist.max_issued))
     if hist.stale_commit is not None:
         c, slot, gen, current = hist.stale_commit
         hist = replace(hist, stale_commit=(c, slot, g(gen), g(current)))
     return replace(
         w,
-        consumers=tuple(map(consumer, w.consumers)),
-        brokers=tuple(map(broker, w.brokers)),
+        consumers=tuple(map(rn.consumer, w.consumers)),
+        brokers=tuple(map(rn.broker, w.brokers)),
         log=log,
-        links=tuple(map(link, w.links)),
+        links=tuple(map(rn.link, w.links)),
         hist=hist,
     )
+
+
+class _GenerationRenaming:
+    """Each part of a world with its positive generations renamed by ``ren``. A class rather than
+    functions nested in :func:`renumber_generations`: compiled (setup.py), nested functions that call one
+    another make a reference cycle per call, garbage only the cyclic collector frees."""
+
+    __slots__ = ("ren",)
+
+    def __init__(self, ren: dict[int, int]) -> None:
+        self.ren = ren
+
+    def g(self, x: int) -> int:
+        return self.ren.get(x, x)
+
+    def claims(self, cs: Claims) -> Claims:
+        get = self.ren.get
+        return tuple([(m, owned, get(gen, gen)) for m, owned, gen in cs])
+
+    def msg(self, m: Msg) -> Msg:
+        if m.generation <= 0 and not m.claims:
+            return m
+        return replace(m, generation=self.g(m.generation), claims=self.claims(m.claims))
+
+    def consumer(self, c: Consumer) -> Consumer:
+        if c.generation <= 0 and c.owned_gen <= 0 and not c.claims:
+            return c
+        g = self.g
+        return replace(c, generation=g(c.generation), owned_gen=g(c.owned_gen), claims=self.claims(c.claims))
+
+    def broker(self, b: Broker) -> Broker:
+        return replace(b, generation=self.g(b.generation), claims=self.claims(b.claims))
+
+    def link(self, ln: Link) -> Link:
+        if not ln.to_broker and not ln.to_consumer:
+            return ln
+        msg = self.msg
+        return replace(
+            ln, to_broker=tuple(map(msg, ln.to_broker)), to_consumer=tuple(map(msg, ln.to_consumer))
+        )

@@ -301,8 +301,10 @@ def properties(cfg: Config) -> tuple[Property[World], ...]:
         "instance-unique": lambda w: instance_unique(cfg, w),
         "no-duplicate-processing": no_duplicate_processing,
     }
+    # a list, not a generator: compiled (setup.py), a generator would keep ``conditions`` in the closure its
+    # lambdas share, a reference cycle that only the cyclic collector frees
     invariants = tuple(
-        always(name, conditions[name], _one_line(DESCRIPTIONS[name])) for name in PROPERTY_NAMES
+        [always(name, conditions[name], _one_line(DESCRIPTIONS[name])) for name in PROPERTY_NAMES]
     )
     return (
         *invariants,

@@ -141,72 +141,23 @@ def rename_member_ids(w: World, ids: Collection[int], ren: dict[int, int]) -> Wo
     member ids); the history forgets ids that nothing else holds."""
     k = len(ids)
     hist = w.hist
-
-    def r(m: int | None) -> int | None:
-        return None if m is None else ren[m]
-
-    def members(ms: tuple[tuple[int, int], ...]) -> tuple[tuple[int, int], ...]:
-        return tuple((ren[m], c) for m, c in ms)
-
-    def owners(os: tuple[int | None, ...]) -> tuple[int | None, ...]:
-        return tuple(r(o) for o in os)
-
-    def entries(es: tuple[tuple[int, int | None], ...]) -> tuple[tuple[int, int | None], ...]:
-        return tuple((c, r(m)) for c, m in es)
-
-    def claims(
-        cs: tuple[tuple[int, tuple[int, ...], int], ...],
-    ) -> tuple[tuple[int, tuple[int, ...], int], ...]:
-        return tuple((m if m == -1 else ren[m], owned, gen) for m, owned, gen in cs)
-
-    def msg(m: Msg) -> Msg:
-        if m.member_id is None and not m.members and not m.ownership and not m.claims:
-            return m
-        members = tuple(ren[x] for x in m.members)
-        return replace(
-            m,
-            member_id=r(m.member_id),
-            members=members,
-            ownership=owners(m.ownership),
-            claims=claims(m.claims),
-        )
-
-    def msgs(ms: tuple[Msg, ...]) -> tuple[Msg, ...]:
-        return tuple(msg(m) for m in ms)
-
-    def consumer(c: Consumer) -> Consumer:
-        if c.member_id is None and not c.to_assign and not c.claims:
-            return c
-        to_assign = tuple(ren[x] for x in c.to_assign)
-        return replace(c, member_id=r(c.member_id), to_assign=to_assign, claims=claims(c.claims))
-
-    def broker(b: Broker) -> Broker:
-        return replace(
-            b,
-            members=members(b.members),
-            ownership=owners(b.ownership),
-            joined=entries(b.joined),
-            late=entries(b.late),
-            expired=None if b.expired is None else (ren[b.expired[0]], b.expired[1]),
-            dead=members(b.dead),
-            syncs=tuple((c, ren[m]) for c, m in b.syncs),
-            leader_member=r(b.leader_member),
-        )
-
+    rn = _MemberIdRenaming(ren)
     log: Log = replace(
         w.log,
-        members=members(w.log.members),
-        ownership=owners(w.log.ownership),
-        leader_member=r(w.log.leader_member),
+        members=rn.members(w.log.members),
+        ownership=rn.owners(w.log.ownership),
+        leader_member=rn.r(w.log.leader_member),
     )
     links = tuple(
-        ln if not (ln.to_broker or ln.to_consumer) else Link(ln.cut, msgs(ln.to_broker), msgs(ln.to_consumer))
+        ln
+        if not (ln.to_broker or ln.to_consumer)
+        else Link(ln.cut, rn.msgs(ln.to_broker), rn.msgs(ln.to_consumer))
         for ln in w.links
     )
     return replace(
         w,
-        consumers=tuple(consumer(c) for c in w.consumers),
-        brokers=tuple(broker(b) for b in w.brokers),
+        consumers=tuple(map(rn.consumer, w.consumers)),
+        brokers=tuple(map(rn.broker, w.brokers)),
         log=log,
         links=links,
         hist=replace(
@@ -216,6 +167,74 @@ def rename_member_ids(w: World, ids: Collection[int], ren: dict[int, int]) -> Wo
             replaced=tuple(sorted((ren[o], ren[n]) for o, n in hist.replaced if o in ids and n in ids)),
         ),
     )
+
+
+class _MemberIdRenaming:
+    """Each part of a world with its member ids renamed by ``ren``. A class rather than functions nested
+    in :func:`rename_member_ids`: compiled (setup.py), nested functions that call one another make a
+    reference cycle per call, garbage only the cyclic collector frees, which a search runs rarely."""
+
+    __slots__ = ("ren",)
+
+    def __init__(self, ren: dict[int, int]) -> None:
+        self.ren = ren
+
+    def r(self, m: int | None) -> int | None:
+        return None if m is None else self.ren[m]
+
+    def members(self, ms: tuple[tuple[int, int], ...]) -> tuple[tuple[int, int], ...]:
+        ren = self.ren
+        return tuple([(ren[m], c) for m, c in ms])
+
+    def owners(self, os: tuple[int | None, ...]) -> tuple[int | None, ...]:
+        ren = self.ren
+        return tuple([None if o is None else ren[o] for o in os])
+
+    def entries(self, es: tuple[tuple[int, int | None], ...]) -> tuple[tuple[int, int | None], ...]:
+        ren = self.ren
+        return tuple([(c, None if m is None else ren[m]) for c, m in es])
+
+    def claims(
+        self, cs: tuple[tuple[int, tuple[int, ...], int], ...]
+    ) -> tuple[tuple[int, tuple[int, ...], int], ...]:
+        ren = self.ren
+        return tuple([(m if m == -1 else ren[m], owned, gen) for m, owned, gen in cs])
+
+    def msg(self, m: Msg) -> Msg:
+        if m.member_id is None and not m.members and not m.ownership and not m.claims:
+            return m
+        ren = self.ren
+        return replace(
+            m,
+            member_id=self.r(m.member_id),
+            members=tuple([ren[x] for x in m.members]),
+            ownership=self.owners(m.ownership),
+            claims=self.claims(m.claims),
+        )
+
+    def msgs(self, ms: tuple[Msg, ...]) -> tuple[Msg, ...]:
+        return tuple(map(self.msg, ms))
+
+    def consumer(self, c: Consumer) -> Consumer:
+        if c.member_id is None and not c.to_assign and not c.claims:
+            return c
+        ren = self.ren
+        to_assign = tuple([ren[x] for x in c.to_assign])
+        return replace(c, member_id=self.r(c.member_id), to_assign=to_assign, claims=self.claims(c.claims))
+
+    def broker(self, b: Broker) -> Broker:
+        ren = self.ren
+        return replace(
+            b,
+            members=self.members(b.members),
+            ownership=self.owners(b.ownership),
+            joined=self.entries(b.joined),
+            late=self.entries(b.late),
+            expired=None if b.expired is None else (ren[b.expired[0]], b.expired[1]),
+            dead=self.members(b.dead),
+            syncs=tuple([(c, ren[m]) for c, m in b.syncs]),
+            leader_member=self.r(b.leader_member),
+        )
 
 
 # -- consumer symmetry ------------------------------------------------------------------------------
