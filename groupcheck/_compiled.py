@@ -68,6 +68,16 @@ def pure_requested() -> bool:
     return os.environ.get(PURE_VARIABLE) == "1"
 
 
+def compiled_file(name: str, root: Path) -> Path | None:
+    """The compiled file of module ``name`` in the checkout at ``root``, if one was built there."""
+    source = root / source_path(name)
+    for suffix in importlib.machinery.EXTENSION_SUFFIXES:
+        built = source.with_name(source.stem + suffix)
+        if built.is_file():
+            return built
+    return None
+
+
 class CompiledOrSource:
     """A meta-path finder for :data:`COMPILED`: the module the normal path finder would import (a
     compiled one comes first) unless it is compiled and stale or pure Python was asked for."""

@@ -8,12 +8,12 @@ need them skip, unless ``GROUPCHECK_REQUIRE_COMPILED=1`` (CI sets it): then they
 from __future__ import annotations
 
 import hashlib
-import importlib.machinery
 import json
 import os
 import shutil
 import subprocess
 import sys
+import tomllib
 from pathlib import Path
 
 import pytest
@@ -25,13 +25,17 @@ REQUIRE = os.environ.get("GROUPCHECK_REQUIRE_COMPILED") == "1"
 
 
 def _built(name: str) -> Path | None:
-    """The compiled file of module ``name`` in this install, if there is one."""
-    folder = ROOT / Path(_compiled.source_path(name)).parent
-    leaf = name.rsplit(".", 1)[-1]
-    for suffix in importlib.machinery.EXTENSION_SUFFIXES:
-        if (folder / f"{leaf}{suffix}").is_file():
-            return folder / f"{leaf}{suffix}"
-    return None
+    """The compiled file of module ``name`` in this checkout, if there is one."""
+    return _compiled.compiled_file(name, ROOT)
+
+
+def _python(args: list[str], env: dict[str, str]) -> subprocess.CompletedProcess[str]:
+    """This interpreter run with ``args`` in the checkout; a failure shows its stderr."""
+    proc = subprocess.run(
+        [sys.executable, *args], cwd=ROOT, env=env, capture_output=True, text=True, timeout=600
+    )
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    return proc
 
 
 @pytest.fixture(autouse=True)
@@ -86,44 +90,28 @@ def test_every_listed_module_has_its_source() -> None:
         assert (ROOT / _compiled.source_path(name)).is_file(), name
 
 
+def test_the_source_folders_are_pyprojects_package_dirs() -> None:
+    """_compiled.source_path maps packages to folders as pyproject's package-dir does (setup.py compiles
+    from the folders it names)."""
+    package_dir = tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["setuptools"]["package-dir"]
+    assert {k: package_dir[k] for k in _compiled._SOURCE_ROOTS} == _compiled._SOURCE_ROOTS
+
+
 def _check(scenario: str, out: Path, pure: bool) -> tuple[dict[str, object], dict[str, bytes], str]:
     env = {**os.environ, "GROUPCHECK_PURE": "1" if pure else "0"}
     out.mkdir(parents=True)
     summary = out / "summary.json"
-    proc = subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "groupcheck.cli",
-            "check",
-            scenario,
-            "--out",
-            f"{out}",
-            "--json",
-            f"{summary}",
-        ],
-        cwd=ROOT,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=600,
-    )
-    assert proc.returncode == 0, proc.stderr[-2000:]
+    _python(["-m", "groupcheck.cli", "check", scenario, "--out", f"{out}", "--json", f"{summary}"], env)
     (row,) = json.loads(summary.read_text(encoding="utf-8"))
     counts = {k: row[k] for k in ("verdict", "property", "distinct_states", "states_generated", "depth")}
     traces = {str(p.relative_to(out)): p.read_bytes() for p in sorted(out.rglob("trace.json"))}
-    probe = subprocess.run(
+    probe = _python(
         [
-            sys.executable,
             "-c",
             "import groupcheck.model.group, groupcheck.checker.search\n"
             "from groupcheck import _compiled\nprint(_compiled.summary())",
         ],
-        cwd=ROOT,
-        env=env,
-        capture_output=True,
-        text=True,
-        check=True,
+        env,
     )
     return counts, traces, probe.stdout.strip()
 
@@ -248,14 +236,6 @@ def test_a_search_leaves_no_reference_cycles(pure: bool) -> None:
         "specs/eager/eager-failover-in-phase-4.toml",  # holds
     ]
     env = {**os.environ, "GROUPCHECK_PURE": "1" if pure else "0"}
-    proc = subprocess.run(
-        [sys.executable, "-c", LEAK_PROBE, *scenarios],
-        cwd=ROOT,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=600,
-    )
-    assert proc.returncode == 0, proc.stderr[-2000:]
+    proc = _python(["-c", LEAK_PROBE, *scenarios], env)
     got = json.loads(proc.stdout.strip().splitlines()[-1])
     assert got["cycles"] == {}, got

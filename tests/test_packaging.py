@@ -144,17 +144,13 @@ def test_without_a_c_compiler_the_wheel_is_pure_python(tmp_path: Path) -> None:
 def test_building_a_wheel_keeps_the_checkouts_compiled_modules_trusted(wheel: Path) -> None:
     """A wheel built from an editable checkout must not touch the checkout's own compiled modules: it once
     removed their digests, so the checkout ran pure Python until the next ``pip install -e .``."""
-    import importlib.machinery
-
     from groupcheck import _compiled
 
     found = 0
     for name in sorted(_compiled.COMPILED):
-        source = ROOT / _compiled.source_path(name)
-        for suffix in importlib.machinery.EXTENSION_SUFFIXES:
-            built = source.with_name(source.stem + suffix)
-            if built.is_file():
-                found += 1
-                assert Path(f"{built}{_compiled.SIDECAR}").is_file(), name
+        built = _compiled.compiled_file(name, ROOT)
+        if built is not None:
+            found += 1
+            assert Path(f"{built}{_compiled.SIDECAR}").is_file(), name
     if os.environ.get("GROUPCHECK_REQUIRE_COMPILED") == "1":
         assert found == len(_compiled.COMPILED)
