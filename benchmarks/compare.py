@@ -1,6 +1,7 @@
 """The model's speed side by side: the code at a revision against the working tree, on the same scenarios.
 
     python benchmarks/compare.py --base REV [--quick] [--rounds N] [--traces] [--only NAME ...] [--big]
+                                 [--pure | --compile-base]
 
 REV is checked out into a temporary ``git worktree`` and every scenario is checked in a fresh process,
 once with ``PYTHONPATH`` pointing at that checkout and once at this working tree, alternating (base,
@@ -19,7 +20,9 @@ is read from the working tree for both sides.
 
 The working tree runs its compiled modules when ``pip install -e .`` built them (setup.py) and they are
 up to date, its pure-Python ones with ``--pure``; the first lines say which each side ran. A base
-checked out into a worktree is never compiled: it runs pure Python.
+checked out into a worktree runs pure Python, unless ``--compile-base`` compiles it there first (its own
+setup.py, ``build_ext --inplace``: a revision since the compiled modules): compiled against compiled
+measures what a change to compiled code gains by itself.
 """
 
 from __future__ import annotations
@@ -179,6 +182,20 @@ def run(code: Path, scenario: Path, out: Path | None, pure: bool = False) -> dic
     return data
 
 
+def compile_checkout(code: Path) -> None:
+    """Build the compiled modules of the revision checked out at ``code`` in place, with its own
+    setup.py (which writes the digests its finder checks); exits if it has none or the build fails."""
+    if not (code / "setup.py").exists() or not (code / "groupcheck" / "_compiled.py").exists():
+        raise SystemExit(f"--compile-base: the base at {code} has no compiled modules to build")
+    started = time.perf_counter()
+    proc = subprocess.run(
+        [sys.executable, "setup.py", "-q", "build_ext", "--inplace"], cwd=code, capture_output=True, text=True
+    )
+    if proc.returncode != 0:
+        raise SystemExit(f"--compile-base: building the base failed\n{proc.stderr[-3000:]}")
+    print(f"base compiled in place in {time.perf_counter() - started:.0f} s", flush=True)
+
+
 def trace_files(out: Path) -> dict[str, bytes]:
     return {str(p.relative_to(out)): p.read_bytes() for p in sorted(out.rglob("trace.json"))}
 
@@ -195,7 +212,14 @@ def main(argv: list[str]) -> int:
     ap.add_argument(
         "--pure", action="store_true", help="the working tree's pure-Python modules, not its compiled ones"
     )
+    ap.add_argument(
+        "--compile-base",
+        action="store_true",
+        help="compile the base's hot modules in its worktree first (a revision with setup.py's compile)",
+    )
     args = ap.parse_args(argv[1:])
+    if args.pure and args.compile_base:
+        ap.error("--pure and --compile-base measure different things: choose one")
     if args.only:
         names: tuple[str, ...] = tuple(args.only)
     elif args.big_only:
@@ -217,6 +241,8 @@ def main(argv: list[str]) -> int:
         ["git", "-C", str(ROOT), "worktree", "add", "--detach", "--quiet", str(base), rev],
         check=True,
     )
+    if args.compile_base:
+        compile_checkout(base)
     head_fmt = (
         f"{'scenario':<46} {'states base':>11} {'states work':>11} {'depth':>9} {'verdict base/work':<52} "
         f"{'cpu s base':>7} {'cpu s work':>7} {'ratio':>6}"

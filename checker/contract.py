@@ -6,8 +6,9 @@ Three methods are required, in the manner of Stateright: ``init_states()``, ``ac
 Rules the engine relies on:
 
 * States and actions are immutable, hashable values built from ``None``, ``bool``, ``int``, ``str``,
-  tuples, enums and frozen dataclasses of those (no sets, dicts, lists or floats): their ``repr`` is then
-  the same in every process, which is what makes fingerprints stable across runs and machines.
+  tuples (NamedTuples too), enums and frozen dataclasses of those (no sets, dicts, lists or floats):
+  their ``repr`` is then the same in every process, which is what makes fingerprints stable across runs
+  and machines.
 * ``actions(state)`` yields candidate actions in a deterministic order. ``next_state`` may return ``None``
   for an action that turns out not to be enabled.
 * ``next_state`` is a pure function of its arguments.

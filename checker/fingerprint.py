@@ -79,12 +79,26 @@ class IdentityCache(Generic[T, R]):
         return value
 
 
+def is_record(cls: type) -> bool:
+    """A value class declared as a ``typing.NamedTuple`` (the model's state classes: a record)."""
+    return issubclass(cls, tuple) and isinstance(getattr(cls, "_fields", None), tuple)
+
+
 def fast_repr(cls: type[T]) -> type[T]:
-    """Class decorator for a frozen dataclass: the same ``repr`` the dataclass generates, without its
-    recursion guard (``reprlib.recursive_repr``: a set insertion and removal per object, which dominates
-    fingerprinting nested states). Safe for values, which cannot contain themselves. Fingerprints are
-    unchanged: the text is identical. For a frozen slotted dataclass, also a faster ``__init__`` with
-    the same signature (:func:`_fast_init`)."""
+    """Class decorator for the model's value classes: a ``repr`` generated for the class, the text a frozen
+    dataclass of the same fields would give (``Name(field=value, ...)``), which is what fingerprints hash.
+    A ``typing.NamedTuple`` (a record: :func:`is_record`) is the fast case: built, read and copied
+    (:func:`replace`) by C code. A frozen slotted dataclass also gets a faster ``__init__``
+    (:func:`_fast_init`) and ``__replace__`` (:func:`_fast_replace`)."""
+    if is_record(cls):
+        names = list(cls._fields)  # type: ignore[attr-defined]
+        _RECORD_INDEX[cls] = {n: i for i, n in enumerate(names)}
+        # one %-formatting of the record itself (a tuple of its values): each value's repr in C
+        scope = {"_format": f"{cls.__qualname__}({', '.join(f'{n}=%r' for n in names)})"}
+        source = "def __repr__(self):\n    return _format % self\n"
+        exec(compile(source, f"<fast_repr {cls.__qualname__}>", "exec"), scope)  # our own field names only
+        cls.__repr__ = scope["__repr__"]  # type: ignore[assignment]
+        return cls
     names = [f.name for f in dataclasses.fields(cls)]  # type: ignore[arg-type]
     body = ", ".join(f"{n}={{self.{n}!r}}" for n in names)
     source = f"def __repr__(self):\n    return {cls.__qualname__!r} + f'({body})'\n"
@@ -96,10 +110,32 @@ def fast_repr(cls: type[T]) -> type[T]:
     return cls
 
 
+# record class -> its fields' positions (fast_repr fills it)
+_RECORD_INDEX: dict[type, dict[str, int]] = {}
+
+
 def replace(obj: T, /, **changes: object) -> T:
-    """``dataclasses.replace`` for a class decorated with :func:`fast_repr`: the same new object, built by
-    a replace generated for the class (:func:`_fast_replace`) in about half the time."""
-    return obj.__replace__(**changes)  # type: ignore[attr-defined,no-any-return]
+    """A copy of ``obj`` with the fields ``changes`` names set to new values: a record (NamedTuple) decorated
+    with :func:`fast_repr` is copied as a list of its values with the changed positions set (no call per
+    field); a dataclass it decorated through its generated ``__replace__``; any other dataclass by
+    ``dataclasses.replace``. Unknown field names raise TypeError, as ``dataclasses.replace`` does."""
+    cls = type(obj)
+    index = _RECORD_INDEX.get(cls)
+    if index is None:
+        method = getattr(obj, "__replace__", None)
+        if method is None:  # any other dataclass (a Config, a result)
+            return dataclasses.replace(obj, **changes)  # type: ignore[type-var]
+        return method(**changes)  # type: ignore[no-any-return]
+    values = list(obj)  # type: ignore[call-overload]
+    for name, value in changes.items():
+        i = index.get(name)
+        if i is None:
+            raise TypeError(f"{cls.__qualname__} has no field {name!r}")
+        values[i] = value
+    return _new_tuple(cls, values)  # type: ignore[no-any-return]
+
+
+_new_tuple = tuple.__new__
 
 
 def _fast_replace(cls: type) -> None:
@@ -170,6 +206,10 @@ def _fast_init(cls: type) -> None:
 def validate_canonical(value: object, where: str = "state") -> None:
     """Raise :class:`ModelError` if ``value`` holds anything whose ``repr`` is not canonical."""
     if isinstance(value, _ALLOWED_SCALARS) or isinstance(value, enum.Enum):
+        return
+    if isinstance(value, tuple) and is_record(type(value)):
+        for name, item in zip(type(value)._fields, value, strict=True):  # type: ignore[attr-defined]
+            validate_canonical(item, f"{where}.{name}")
         return
     if isinstance(value, tuple):
         for i, item in enumerate(value):

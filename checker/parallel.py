@@ -38,7 +38,7 @@ from typing import Any
 
 from groupcheck.checker.contract import Model
 from groupcheck.checker.errors import ModelError
-from groupcheck.checker.fingerprint import validate_canonical
+from groupcheck.checker.fingerprint import is_record, validate_canonical
 from groupcheck.checker.result import Coverage, Result, Stats, Verdict
 from groupcheck.checker.search import (
     DEADLOCK,
@@ -58,9 +58,15 @@ from groupcheck.checker.store import FingerprintSet, LinkFiles, ParentLog
 class _Reducers(dict):  # type: ignore[type-arg]
     """A pickler's dispatch table that reduces a frozen dataclass to its class and field values (rebuilt
     by calling the class): a third of the bytes' making and reading time of the generic reduction, whose
-    ``__setstate__`` sets each field from Python. Classes are added as they are first met."""
+    ``__setstate__`` sets each field from Python. A record (a NamedTuple, as the model's states are) is
+    reduced to its ``_make`` and its values. Classes are added as they are first met."""
 
     def __missing__(self, cls: type) -> Callable[[Any], tuple[Any, tuple[Any, ...]]]:
+        if is_record(cls):  # a NamedTuple: rebuilt from its values by _make
+            make = cls._make  # type: ignore[attr-defined]
+            reduce_record = lambda obj: (make, (tuple(obj),))  # noqa: E731
+            self[cls] = reduce_record
+            return reduce_record
         params = getattr(cls, "__dataclass_params__", None)
         fields = dataclasses.fields(cls) if params is not None and params.frozen else ()
         if not fields or any(not f.init or f.kw_only for f in fields) or hasattr(cls, "__post_init__"):

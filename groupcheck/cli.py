@@ -789,7 +789,7 @@ def _simulation_lines(o: object, args: argparse.Namespace) -> list[str]:
             cfg = o.shrunk.config
             topics = ", ".join(f"{name}={n}" for name, n in cfg.topics)
             budget = cfg.budget
-            faults = ", ".join(f"{k}={n}" for k in budget.__dataclass_fields__ if (n := getattr(budget, k)))
+            faults = ", ".join(f"{k}={n}" for k in budget._fields if (n := getattr(budget, k)))
             plural = "s" if cfg.consumers != 1 else ""
             lines.append(
                 f"    shrunk from {v.steps} to {len(o.shrunk)} steps: {cfg.consumers} consumer{plural}, "

@@ -47,7 +47,7 @@ import time
 import warnings
 from collections import deque
 from collections.abc import Callable, Collection, Iterable, Iterator, Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from itertools import chain, compress, count
 from pathlib import Path
 from typing import Any
@@ -56,6 +56,7 @@ import numpy as np
 
 from groupcheck.checker.contract import Model, Probe
 from groupcheck.checker.errors import CheckerError
+from groupcheck.checker.fingerprint import replace
 from groupcheck.checker.result import Coverage, Result, Stats, Verdict
 from groupcheck.checker.search import DEADLOCK, CoverageCounter, is_deadlock, replay
 from groupcheck.checker.simulate import (

@@ -12,9 +12,8 @@ arguments of its action (:mod:`groupcheck.model.shared.choice`).
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass
 from itertools import permutations
-from typing import Any
+from typing import Any, NamedTuple
 
 from groupcheck.checker import Model, Property
 from groupcheck.checker.contract import Fairness, Probe, weakly_fair
@@ -50,6 +49,7 @@ from groupcheck.model.shared.state import (
     History,
     Link,
     Log,
+    Msg,
     World,
 )
 from groupcheck.model.shared.symmetry import (
@@ -62,9 +62,8 @@ from groupcheck.model.shared.symmetry import (
 )
 
 
-@fast_repr  # its faster __init__: about 10 are built per world listed
-@dataclass(frozen=True, slots=True)
-class Act:
+@fast_repr  # a record: about 10 are built per world listed
+class Act(NamedTuple):
     """An action: a protocol event, who takes it (``C1``, ``B2`` or ``env``) and its arguments."""
 
     name: str
@@ -73,6 +72,39 @@ class Act:
 
     def __str__(self) -> str:
         return f"{self.name}({', '.join([self.actor, *map(str, self.args)])})"
+
+
+class PartFingerprint:
+    """``fingerprint_text(part)`` for a part of a world, a link's from the texts of its messages, each
+    cached by the message's identity: a message stays the same object from its send to its receipt while
+    the link holding it changes at nearly every step, and its text is most of the link's (a third of the
+    time of the link's ``repr``). The same text, so the same fingerprint (tests/test_store.py). A class,
+    not a closure over the model: the model's cache holds it, and a closure would make a reference cycle
+    through the model (see ``_MemberIdRenaming``)."""
+
+    __slots__ = ("_msg_text",)
+
+    def __init__(self) -> None:
+        self._msg_text: IdentityCache[Msg, str] = IdentityCache(repr)
+
+    def __call__(self, part: object) -> str:
+        if type(part) is not Link:
+            return fingerprint_text(part)
+        return str(fingerprint_of_repr(self.link_text(part)))  # type: ignore[arg-type]
+
+    def link_text(self, ln: Link) -> str:
+        """``repr(ln)``, its messages' texts from the cache (Link's fields in order: fast_repr's text)."""
+        to_broker, to_consumer = self._queue(ln.to_broker), self._queue(ln.to_consumer)
+        return f"Link(cut={'True' if ln.cut else 'False'}, to_broker={to_broker}, to_consumer={to_consumer})"
+
+    def _queue(self, msgs: tuple[Msg, ...]) -> str:
+        """``repr(msgs)``: a tuple's text (one item takes a trailing comma)."""
+        if not msgs:
+            return "()"
+        text = self._msg_text
+        if len(msgs) == 1:
+            return "(" + text(msgs[0]) + ",)"
+        return "(" + ", ".join([text(m) for m in msgs]) + ")"
 
 
 def consumer_name(c: int) -> str:
@@ -159,7 +191,7 @@ class GroupModel(Model[World, Act]):
     def __init__(self, cfg: Config) -> None:
         self.cfg = cfg
         self._props = properties(cfg)
-        self._part_fp: IdentityCache[object, str] = IdentityCache(fingerprint_text)
+        self._part_fp: IdentityCache[object, str] = IdentityCache(PartFingerprint())
         self._part_memo = self._part_fp.memo  # read inline by the fingerprint methods (hits only)
         self._renamed_fp: dict[tuple[int, tuple[int, ...]], tuple[object, str]] = {}
         # one coordinator serves eager, cooperative and static groups (as in Kafka)

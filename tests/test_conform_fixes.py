@@ -13,9 +13,9 @@ both sides now agree.
 
 from __future__ import annotations
 
-from dataclasses import replace
 from pathlib import Path
 
+from groupcheck.checker.fingerprint import replace
 from groupcheck.model import Act, GroupModel
 from groupcheck.model.group import walk
 from groupcheck.model.protocols.coordinator import load_group, write_record

@@ -9,10 +9,10 @@ every protocol, and a session expiry's step did not say why.
 
 from __future__ import annotations
 
-from dataclasses import replace
 from pathlib import Path
 
 from groupcheck.checker import Verdict, always, bfs
+from groupcheck.checker.fingerprint import replace
 from groupcheck.model import Config, GroupModel
 from groupcheck.model.group import Act, walk
 from groupcheck.model.scenario import scenario_from_data

@@ -13,11 +13,12 @@ from __future__ import annotations
 
 import re
 import tempfile
-from dataclasses import fields, replace
+from dataclasses import fields
 from functools import cache
 from pathlib import Path
 
 import pytest
+from groupcheck.checker.fingerprint import replace
 from groupcheck.model.assignors import MemberSpec, assign, valid_claims
 from groupcheck.model.scenario import Scenario, load_scenario
 from groupcheck.model.shared.config import SWITCH_NAMES

@@ -20,7 +20,6 @@ import tomllib
 import xml.etree.ElementTree as ET
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
-from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -38,6 +37,7 @@ from groupcheck.checker import (
     weakly_fair,
 )
 from groupcheck.checker.contract import Fairness
+from groupcheck.checker.fingerprint import replace
 from groupcheck.model import GroupModel
 from groupcheck.model.explain import loop_message, trace_document
 from groupcheck.model.scenario import Scenario, scenario_from_data

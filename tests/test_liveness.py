@@ -7,7 +7,7 @@ import itertools
 import random
 import time
 from collections.abc import Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 
 import networkx as nx
 import numpy as np
@@ -31,6 +31,7 @@ from groupcheck.checker import (
     strongly_fair,
     weakly_fair,
 )
+from groupcheck.checker.fingerprint import replace
 from groupcheck.checker.liveness import fair_components
 
 # ------------------------------------------------------------------------------------------------ models

@@ -4,9 +4,9 @@ generation renumbering is a bisimulation, and each new timeout fires only while 
 from __future__ import annotations
 
 from collections import deque
-from dataclasses import replace
 from pathlib import Path
 
+from groupcheck.checker.fingerprint import replace
 from groupcheck.checker.liveness import check_liveness, lasso_problems
 from groupcheck.checker.result import Verdict
 from groupcheck.model.group import UNFAIR, GroupModel, _fair_key, walk

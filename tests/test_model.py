@@ -2,10 +2,9 @@
 
 from __future__ import annotations
 
-from dataclasses import replace
-
 import pytest
 from groupcheck.checker import Verdict, always, bfs
+from groupcheck.checker.fingerprint import replace
 from groupcheck.model import Config, GroupModel
 from groupcheck.model.assignors import range_assign
 from groupcheck.model.group import parse_action, walk

@@ -10,11 +10,12 @@ from __future__ import annotations
 import copy
 import json
 import random
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
 from groupcheck.checker import Model, always
+from groupcheck.checker.fingerprint import replace
 from groupcheck.checker.search import DEADLOCK, bfs, replay
 from groupcheck.checker.simulate import (
     ListChooser,

@@ -3,9 +3,8 @@ with the same instance id takes it over and fences the first, and the replacemen
 
 from __future__ import annotations
 
-from dataclasses import replace
-
 from groupcheck.checker import Verdict, bfs
+from groupcheck.checker.fingerprint import replace
 from groupcheck.model import Config, GroupModel
 from groupcheck.model.group import walk
 from groupcheck.model.shared.config import Switches

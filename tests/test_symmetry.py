@@ -12,11 +12,11 @@ from __future__ import annotations
 import itertools
 import random
 from collections import Counter
-from dataclasses import replace
 
 import pytest
 from groupcheck.checker import Verdict, bfs
 from groupcheck.checker.examples.twophase import CommitEarly, TwoPhase
+from groupcheck.checker.fingerprint import replace
 from groupcheck.model.group import GroupModel
 from groupcheck.model.shared.config import FAULT_NAMES
 from groupcheck.model.shared.state import Budget, World

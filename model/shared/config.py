@@ -48,7 +48,7 @@ class Switches:
 
 
 SWITCH_NAMES: tuple[str, ...] = tuple(f.name for f in fields(Switches))
-FAULT_NAMES: tuple[str, ...] = tuple(f.name for f in fields(Budget))
+FAULT_NAMES: tuple[str, ...] = Budget._fields
 
 
 @dataclass(frozen=True, slots=True)

@@ -4,7 +4,10 @@ Everything the explorer branches on lives in one :class:`World`: the consumers (
 the brokers with their group-coordinator state (seed 000 "协调者状态机"), the durable group log (ZooKeeper in
 seed 000/002, the ``__consumer_offsets`` partition in seed 003), the network links, the remaining fault
 budgets and a few history variables that exist only so that properties can be stated. All of them are
-frozen, slotted dataclasses of tuples and scalars, so a world has one canonical ``repr`` and fingerprint.
+records (``typing.NamedTuple``) of tuples and scalars, so a world has one canonical ``repr`` and
+fingerprint. Records rather than frozen dataclasses for speed (issue 16): C code builds, reads and copies
+them (:func:`groupcheck.checker.fingerprint.replace`); their ``repr`` (:func:`~groupcheck.checker.
+fingerprint.fast_repr`) is the text the dataclasses printed, so fingerprints did not change.
 
 Partitions are *slots*: topic ``t`` owns slots ``offset[t] .. offset[t] + capacity[t] - 1`` where the
 capacity is the topic's initial size plus the partition-growth budget; a slot exists while its index in
@@ -13,7 +16,7 @@ the topic is below the topic's current size. Ownership, positions and offsets ar
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from typing import NamedTuple
 
 from groupcheck.checker.fingerprint import fast_repr
 
@@ -57,8 +60,7 @@ REC_OFFSETS = "offsets"  # committed offsets (only deferred when persist_before_
 
 
 @fast_repr
-@dataclass(frozen=True, slots=True)
-class Msg:
+class Msg(NamedTuple):
     """A request or response on a link. ``offsets`` holds (slot, offset) pairs: the offsets of an
     OffsetCommit, or the assignment (with committed offsets) of a JoinGroup response."""
 
@@ -76,8 +78,7 @@ class Msg:
 
 
 @fast_repr
-@dataclass(frozen=True, slots=True)
-class Link:
+class Link(NamedTuple):
     """The connection between one consumer and one broker: FIFO each way. A cut drops what is in flight."""
 
     cut: bool = False
@@ -86,8 +87,7 @@ class Link:
 
 
 @fast_repr
-@dataclass(frozen=True, slots=True)
-class Consumer:
+class Consumer(NamedTuple):
     status: str
     coordinator: int | None = None  # the broker it believes is the coordinator
     member_id: int | None = None
@@ -113,8 +113,7 @@ class Consumer:
 
 
 @fast_repr
-@dataclass(frozen=True, slots=True)
-class Broker:
+class Broker(NamedTuple):
     up: bool = True
     paused: bool = False
     role: str = NONE
@@ -140,8 +139,7 @@ class Broker:
 
 
 @fast_repr
-@dataclass(frozen=True, slots=True)
-class Log:
+class Log(NamedTuple):
     """The durable group log: survives coordinator crashes."""
 
     generation: int
@@ -156,8 +154,7 @@ class Log:
 
 
 @fast_repr
-@dataclass(frozen=True, slots=True)
-class Budget:
+class Budget(NamedTuple):
     coordinator_failovers: int = 0
     failbacks: int = 0
     network_partitions: int = 0
@@ -171,8 +168,7 @@ class Budget:
 
 
 @fast_repr
-@dataclass(frozen=True, slots=True)
-class History:
+class History(NamedTuple):
     """Variables kept only to state properties; no actor reads them."""
 
     max_issued: int = 0  # the highest generation a consumer has received in a JoinGroup response
@@ -189,8 +185,7 @@ class History:
 
 
 @fast_repr
-@dataclass(frozen=True, slots=True)
-class World:
+class World(NamedTuple):
     consumers: tuple[Consumer, ...]
     brokers: tuple[Broker, ...]
     leader: int | None  # the broker leading the group's offsets partition (the controller's choice)
