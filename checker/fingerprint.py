@@ -117,12 +117,15 @@ _RECORD_INDEX: dict[type, dict[str, int]] = {}
 def replace(obj: T, /, **changes: object) -> T:
     """A copy of ``obj`` with the fields ``changes`` names set to new values: a record (NamedTuple) decorated
     with :func:`fast_repr` is copied as a list of its values with the changed positions set (no call per
-    field); a dataclass it decorated through its generated ``__replace__``; any other dataclass by
-    ``dataclasses.replace``. Unknown field names raise TypeError, as ``dataclasses.replace`` does."""
+    field); a dataclass it decorated through its generated ``__replace__``; any other NamedTuple by its
+    ``_replace``, any other dataclass by ``dataclasses.replace``. Unknown field names raise TypeError, as
+    ``dataclasses.replace`` does."""
     cls = type(obj)
     index = _RECORD_INDEX.get(cls)
     if index is None:
         method = getattr(obj, "__replace__", None)
+        if method is None and is_record(cls):  # a NamedTuple fast_repr did not decorate
+            return obj._replace(**changes)  # type: ignore[attr-defined,no-any-return]
         if method is None:  # any other dataclass (a Config, a result)
             return dataclasses.replace(obj, **changes)  # type: ignore[type-var]
         return method(**changes)  # type: ignore[no-any-return]

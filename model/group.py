@@ -95,7 +95,7 @@ class PartFingerprint:
     def link_text(self, ln: Link) -> str:
         """``repr(ln)``, its messages' texts from the cache (Link's fields in order: fast_repr's text)."""
         to_broker, to_consumer = self._queue(ln.to_broker), self._queue(ln.to_consumer)
-        return f"Link(cut={'True' if ln.cut else 'False'}, to_broker={to_broker}, to_consumer={to_consumer})"
+        return f"Link(cut={ln.cut!r}, to_broker={to_broker}, to_consumer={to_consumer})"
 
     def _queue(self, msgs: tuple[Msg, ...]) -> str:
         """``repr(msgs)``: a tuple's text (one item takes a trailing comma)."""
