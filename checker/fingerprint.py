@@ -11,7 +11,6 @@ from __future__ import annotations
 import dataclasses
 import enum
 import hashlib
-import types
 from collections.abc import Callable
 from typing import Any, Generic, TypeVar
 
@@ -86,27 +85,22 @@ def is_record(cls: type) -> bool:
 
 def fast_repr(cls: type[T]) -> type[T]:
     """Class decorator for the model's value classes: a ``repr`` generated for the class, the text a frozen
-    dataclass of the same fields would give (``Name(field=value, ...)``), which is what fingerprints hash.
-    A ``typing.NamedTuple`` (a record: :func:`is_record`) is the fast case: built, read and copied
-    (:func:`replace`) by C code. A frozen slotted dataclass also gets a faster ``__init__``
-    (:func:`_fast_init`) and ``__replace__`` (:func:`_fast_replace`)."""
+    dataclass of the same fields prints (``Name(field=value, ...)``), which is what fingerprints hash,
+    without the dataclass repr's recursion guard (values cannot contain themselves). A ``typing.NamedTuple``
+    (a record: :func:`is_record`, as the model's states and actions are) gets one ``%``-formatting of
+    itself, and :func:`replace` copies it by position; a frozen dataclass gets an f-string."""
     if is_record(cls):
         names = list(cls._fields)  # type: ignore[attr-defined]
         _RECORD_INDEX[cls] = {n: i for i, n in enumerate(names)}
         # one %-formatting of the record itself (a tuple of its values): each value's repr in C
-        scope = {"_format": f"{cls.__qualname__}({', '.join(f'{n}=%r' for n in names)})"}
+        scope: dict[str, object] = {"_format": f"{cls.__qualname__}({', '.join(f'{n}=%r' for n in names)})"}
         source = "def __repr__(self):\n    return _format % self\n"
-        exec(compile(source, f"<fast_repr {cls.__qualname__}>", "exec"), scope)  # our own field names only
-        cls.__repr__ = scope["__repr__"]  # type: ignore[assignment]
-        return cls
-    names = [f.name for f in dataclasses.fields(cls)]  # type: ignore[arg-type]
-    body = ", ".join(f"{n}={{self.{n}!r}}" for n in names)
-    source = f"def __repr__(self):\n    return {cls.__qualname__!r} + f'({body})'\n"
-    scope: dict[str, object] = {}
+    else:
+        body = ", ".join(f"{f.name}={{self.{f.name}!r}}" for f in dataclasses.fields(cls))  # type: ignore[arg-type]
+        scope = {}
+        source = f"def __repr__(self):\n    return {cls.__qualname__!r} + f'({body})'\n"
     exec(compile(source, f"<fast_repr {cls.__qualname__}>", "exec"), scope)  # our own field names only
     cls.__repr__ = scope["__repr__"]  # type: ignore[assignment]
-    _fast_init(cls)
-    _fast_replace(cls)
     return cls
 
 
@@ -117,18 +111,14 @@ _RECORD_INDEX: dict[type, dict[str, int]] = {}
 def replace(obj: T, /, **changes: object) -> T:
     """A copy of ``obj`` with the fields ``changes`` names set to new values: a record (NamedTuple) decorated
     with :func:`fast_repr` is copied as a list of its values with the changed positions set (no call per
-    field); a dataclass it decorated through its generated ``__replace__``; any other NamedTuple by its
-    ``_replace``, any other dataclass by ``dataclasses.replace``. Unknown field names raise TypeError, as
-    ``dataclasses.replace`` does."""
+    field); any other NamedTuple by its ``_replace``, a dataclass by ``dataclasses.replace``. Unknown field
+    names raise TypeError, as ``dataclasses.replace`` does."""
     cls = type(obj)
     index = _RECORD_INDEX.get(cls)
     if index is None:
-        method = getattr(obj, "__replace__", None)
-        if method is None and is_record(cls):  # a NamedTuple fast_repr did not decorate
+        if is_record(cls):  # a NamedTuple fast_repr did not decorate
             return obj._replace(**changes)  # type: ignore[attr-defined,no-any-return]
-        if method is None:  # any other dataclass (a Config, a result)
-            return dataclasses.replace(obj, **changes)  # type: ignore[type-var]
-        return method(**changes)  # type: ignore[no-any-return]
+        return dataclasses.replace(obj, **changes)  # type: ignore[type-var]
     values = list(obj)  # type: ignore[call-overload]
     for name, value in changes.items():
         i = index.get(name)
@@ -139,71 +129,6 @@ def replace(obj: T, /, **changes: object) -> T:
 
 
 _new_tuple = tuple.__new__
-
-
-def _fast_replace(cls: type) -> None:
-    """Give a frozen slotted dataclass a ``__replace__`` (Python 3.13's protocol, :func:`replace`) that
-    takes each field as an optional keyword and builds the copy through the slot descriptors, without
-    ``dataclasses.replace``'s loop over the fields; any other class gets ``dataclasses.replace`` itself.
-    Unknown field names raise TypeError, as ``dataclasses.replace`` does."""
-    fields = dataclasses.fields(cls)
-    if not _plain_slots(cls) or any(not f.init for f in fields):
-        cls.__replace__ = lambda self, /, **changes: dataclasses.replace(self, **changes)  # type: ignore[attr-defined]
-        return
-    missing = object()
-    scope: dict[str, object] = {"_missing": missing, "_new": object.__new__, "_cls": cls}
-    args, body = [], ["    new = _new(_cls)\n"]
-    for i, f in enumerate(fields):
-        scope[f"_set{i}"] = cls.__dict__[f.name].__set__
-        args.append(f"{f.name}=_missing")
-        body.append(f"    _set{i}(new, self.{f.name} if {f.name} is _missing else {f.name})\n")
-    source = f"def __replace__(self, /, *, {', '.join(args)}):\n{''.join(body)}    return new\n"
-    exec(compile(source, f"<fast_replace {cls.__qualname__}>", "exec"), scope)  # our own field names only
-    method = scope["__replace__"]
-    method.__qualname__ = f"{cls.__qualname__}.__replace__"  # type: ignore[attr-defined]
-    cls.__replace__ = method  # type: ignore[attr-defined]
-
-
-def _plain_slots(cls: type) -> bool:
-    """A frozen dataclass without ``__post_init__`` whose every field is a slot: one whose objects the
-    generated ``__init__`` and ``__replace__`` may build slot by slot."""
-    params = getattr(cls, "__dataclass_params__", None)
-    return (
-        params is not None
-        and params.frozen
-        and not hasattr(cls, "__post_init__")
-        and all(
-            isinstance(cls.__dict__.get(f.name), types.MemberDescriptorType) for f in dataclasses.fields(cls)
-        )
-    )
-
-
-def _fast_init(cls: type) -> None:
-    """A frozen slotted dataclass's ``__init__`` that sets each slot through its own descriptor (the
-    generated one calls ``object.__setattr__`` by name, which looks the slot up again in the class for
-    every field: half of the time of building a state's part). The same parameters, defaults and
-    result; classes with a default factory, ``__post_init__``, keyword-only or non-init fields, or without
-    slots keep the generated one."""
-    fields = dataclasses.fields(cls)
-    if not _plain_slots(cls) or any(
-        not f.init or f.kw_only or f.default_factory is not dataclasses.MISSING for f in fields
-    ):
-        return
-    scope: dict[str, object] = {}
-    args, body = [], []
-    for i, f in enumerate(fields):
-        scope[f"_set{i}"] = cls.__dict__[f.name].__set__
-        if f.default is dataclasses.MISSING:
-            args.append(f.name)
-        else:
-            scope[f"_default{i}"] = f.default
-            args.append(f"{f.name}=_default{i}")
-        body.append(f"    _set{i}(self, {f.name})\n")
-    source = f"def __init__(self, {', '.join(args)}):\n{''.join(body) or '    pass'}"
-    exec(compile(source, f"<fast_init {cls.__qualname__}>", "exec"), scope)  # our own field names only
-    init = scope["__init__"]
-    init.__qualname__ = f"{cls.__qualname__}.__init__"  # type: ignore[attr-defined]
-    cls.__init__ = init  # type: ignore[misc]
 
 
 def validate_canonical(value: object, where: str = "state") -> None:

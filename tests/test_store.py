@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections import deque
+from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
@@ -68,16 +69,19 @@ def test_twophase_invariant_catches_a_broken_tm_and_the_trace_replays() -> None:
         assert state == step.state
 
 
+@dataclass(frozen=True, slots=True)
+class Plain:
+    """The repr fast_repr must reproduce: a frozen dataclass's own."""
+
+    a: int
+    b: tuple[str, ...] = ()
+    c: object = None
+
+
 def test_fast_repr_is_the_dataclass_repr() -> None:
     from dataclasses import dataclass
 
     from groupcheck.checker.fingerprint import fast_repr
-
-    @dataclass(frozen=True, slots=True)
-    class Plain:
-        a: int
-        b: tuple[str, ...] = ()
-        c: object = None
 
     @fast_repr
     @dataclass(frozen=True, slots=True)
@@ -95,16 +99,9 @@ def test_fast_repr_is_the_dataclass_repr() -> None:
 def test_fast_repr_of_a_record_is_the_dataclass_repr() -> None:
     """The model's states are records (NamedTuples) since issue 16's fourth round; their repr must stay
     the text the dataclasses printed, which the fingerprints hash."""
-    from dataclasses import dataclass
     from typing import NamedTuple
 
     from groupcheck.checker.fingerprint import fast_repr
-
-    @dataclass(frozen=True, slots=True)
-    class Plain:
-        a: int
-        b: tuple[str, ...] = ()
-        c: object = None
 
     @fast_repr
     class Rec(NamedTuple):
