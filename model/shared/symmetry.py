@@ -126,7 +126,13 @@ def member_id_renaming(w: World, ids: Collection[int]) -> dict[int, int] | None:
         all(m in ids for m in hist.fenced) and all(o in ids and n in ids for o, n in hist.replaced)
     )
     if hist.next_member_id == k + 1 and (not ids or max(ids) == k) and fenced_ok:
-        return None  # already canonical: ids are exactly 1..k
+        # k distinct ids up to k are exactly 1..k if they are whole: a new id given a rank between two
+        # others (a fraction, model/shared/choice.py) in the step that removed an older one is not
+        for m in ids:
+            if type(m) is not int:
+                break
+        else:
+            return None  # already canonical: ids are exactly 1..k
     return {old: new for new, old in enumerate(sorted(ids), start=1)}
 
 
