@@ -1,6 +1,6 @@
 """Where a scenario's states come from, and what two ways of having fewer of them could remove.
 
-    python benchmarks/state_space.py [SCENARIO.toml] [--records N]
+    python benchmarks/state_space.py [SCENARIO.toml] [--records N] [--verdicts]
 
 Issue 16 asks for the TLC comparison (``benchmarks/tlc-comparison.toml``, the default) in under 20 s. At
 the search's rate that needs about four times fewer states, and the issue names a way: fuse steps that
@@ -13,7 +13,8 @@ fingerprints (a breadth-first search as ``groupcheck check`` does, without prope
 * per step: the distinct states it reached first, and the successors it generated;
 * **the failover window**: the states with no coordinator elected (after ``CoordinatorCrash``, before
   ``ElectCoordinator``), with one elected that is still loading the log (before ``LoadGroup``), and with
-  the crashed coordinator restarted and elected again (no failover left, broker 0 leading);
+  the crashed coordinator restarted and elected again (broker 0 leading after a failover was spent,
+  with neither a failback nor a leadership move);
 * **two fusions**, each the search again: *crash, election and load*, where the election and the load are
   taken at once after whatever step leaves the group without a serving coordinator (one successor per
   broker that can be elected then), which is the fusion the issue names; and *election and load*, where
@@ -28,6 +29,8 @@ fingerprints (a breadth-first search as ``groupcheck check`` does, without prope
   seen (the cycle proviso of partial-order reduction). These steps change no field a property reads.
   It measures what a partial-order reduction of this kind could give; it is not offered as one.
 
+``--verdicts`` also prints, for the full search and each reduced one, the scenario's safety properties
+that some reached state violates (every state is searched: the check does not stop at a violation).
 ``--records N`` overrides ``records_per_partition`` (1 makes the TLC scenario a third of its size). The
 last line is ``distinct=<n> successors_per_state=<r> crash_election_load=<n> election_load=<n>
 quiet_steps_first=<n>``.
@@ -147,11 +150,17 @@ def quiet_steps_first(model: GroupModel) -> Expand:
         steps = successors(model, w)
         if any(getattr(w.budget, name) for name in INTRUSIVE):
             return steps
-        expiring = {act.args[1] for act, _ in steps if act.name == "SessionExpired"}
-        for c, cons in enumerate(w.consumers):
+        expiring = {  # the consumers whose member (any of their ids) a coordinator may declare dead
+            c
+            for act, _ in steps
+            if act.name == "SessionExpired"
+            for mid, c in w.brokers[act.args[0]].members
+            if mid == act.args[1]
+        }
+        for c in range(len(w.consumers)):
             me = consumer_name(c)
             mine = [(act, nxt) for act, nxt in steps if act.actor == me]
-            if not mine or cons.member_id in expiring or any(ln.cut for ln in w.links[c * nb : c * nb + nb]):
+            if not mine or c in expiring or any(ln.cut for ln in w.links[c * nb : c * nb + nb]):
                 continue
             if all(quiet(w, c, act) for act, _ in mine) and all(fp_of(nxt) not in seen for _, nxt in mine):
                 return mine
@@ -176,11 +185,19 @@ def window_states(states: list[World], start: Budget) -> tuple[int, int, int]:
     return none, loading, again
 
 
+def violated(model: GroupModel, properties: Iterable[str], states: list[World]) -> list[str]:
+    """The safety properties named in ``properties`` that some state of ``states`` violates."""
+    checked = [p for p in model.properties() if p.kind == "always" and p.name in properties]
+    return sorted({p.name for w in states for p in checked if not p.holds(w)})
+
+
 def main(argv: list[str]) -> int:
     args = [a for i, a in enumerate(argv[1:], 1) if not a.startswith("--") and argv[i - 1] != "--records"]
-    cfg = load_scenario(Path(args[0]) if args else DEFAULT).config
+    scenario = load_scenario(Path(args[0]) if args else DEFAULT)
+    cfg = scenario.config
     if "--records" in argv:
         cfg = replace(cfg, records_per_partition=int(argv[argv.index("--records") + 1]))
+    verdicts = "--verdicts" in argv
     model = GroupModel(cfg)
     started = time.perf_counter()
     seen, first, generated, states = explore(model, lambda w, _: successors(model, w))
@@ -194,6 +211,8 @@ def main(argv: list[str]) -> int:
     share = (none + loading) / len(seen)
     print(f"failover window: {none:,} with no coordinator, {loading:,} loading the log ({share:.1%} of all)")
     print(f"the crashed coordinator elected again: {again:,} ({again / len(seen):.1%} of all)")
+    if verdicts:
+        print(f"violated in the full search: {violated(model, scenario.properties, states) or 'none'}")
     del states
     counts = {}
     for label, expand in (
@@ -201,8 +220,11 @@ def main(argv: list[str]) -> int:
         ("election and load at once", election_load(model)),
         ("a consumer's quiet steps first", quiet_steps_first(model)),
     ):
-        n = counts[label] = len(explore(model, expand)[0])
+        reached, _, _, kept = explore(model, expand)
+        n = counts[label] = len(reached)
         print(f"{label}: {n:,} distinct states ({len(seen) / n:.2f}x fewer)")
+        if verdicts:
+            print(f"  violated: {violated(model, scenario.properties, kept) or 'none'}")
     print(f"({time.perf_counter() - started:.0f} s)")
     fused, loaded, quiet = counts.values()
     print(

@@ -32,6 +32,7 @@ def test_state_space_counts_what_the_search_counts_and_fusions_only_remove(tmp_p
     generated_all = sum(generated.values()) + initial
     assert (len(seen), generated_all) == (search.distinct_states, search.states_generated)
     assert sum(first.values()) + initial == len(seen) == len(states)
+    assert ss.violated(model, load_scenario(path).properties, states) == []  # it holds
     none, loading, again = ss.window_states(states, model.cfg.budget)
     assert none > 0 and loading > 0 and again > 0  # the crash strikes, and each window is reached
     for expand in (ss.crash_election_load(model), ss.election_load(model)):
