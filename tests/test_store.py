@@ -14,6 +14,8 @@ from groupcheck.model.shared.state import Link, Msg
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from tests.reach import reachable
+
 ROOT = Path(__file__).resolve().parent.parent
 
 
@@ -164,17 +166,7 @@ def test_state_fingerprints_are_those_of_the_dataclass_states(name: str) -> None
     from groupcheck.model.scenario import load_scenario
 
     model = GroupModel(load_scenario(ROOT / "specs" / f"{name}.toml").config)
-    level = list(model.init_states())
-    seen = {model.fingerprint(w) for w in level}
-    for _ in range(12):
-        frontier = []
-        for w in level:
-            for a in model.actions(w):
-                s = model.next_state(w, a)
-                if s is not None and model.fingerprint(s) not in seen:
-                    seen.add(model.fingerprint(s))
-                    frontier.append(s)
-        level = frontier
+    seen = {model.fingerprint(w) for w in reachable(model, model.fingerprint, levels=12)}
     assert (len(seen), fingerprint(tuple(sorted(seen)))) == _PINNED[name]
 
 
@@ -250,21 +242,12 @@ def test_parts_that_compare_equal_print_the_same(name: str) -> None:
 
     assert _repr_clashes([Link(True, (Msg("JoinGroup"),)), Link(1, (Msg("JoinGroup"),))])  # type: ignore[arg-type]
     model = GroupModel(load_scenario(ROOT / "specs" / f"{name}.toml").config)
-    level = list(model.init_states())
-    seen = {model.symmetric_fingerprint(w) for w in level}
+    states = reachable(model, model.symmetric_fingerprint, limit=20_000)
     parts: list[object] = []
-    while level and len(seen) < 20_000:
-        frontier = []
-        for w in level:
-            parts += [*w.consumers, *w.brokers, w.log, *w.links, w.budget, w.hist]
-            parts += [m for ln in w.links for m in (*ln.to_broker, *ln.to_consumer)]
-            for a in model.actions(w):
-                s = model.next_state(w, a)
-                if s is not None and model.symmetric_fingerprint(s) not in seen:
-                    seen.add(model.symmetric_fingerprint(s))
-                    frontier.append(s)
-        level = frontier
-    assert len(seen) >= 1000
+    for w in states:
+        parts += [*w.consumers, *w.brokers, w.log, *w.links, w.budget, w.hist]
+        parts += [m for ln in w.links for m in (*ln.to_broker, *ln.to_consumer)]
+    assert len(states) >= 1000
     assert _repr_clashes(parts) == []
 
 
