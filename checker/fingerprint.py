@@ -78,6 +78,28 @@ class IdentityCache(Generic[T, R]):
         return value
 
 
+class ValueCache(Generic[T, R]):
+    """``fn(key)`` remembered by the key's value (its hash and ``==``): a search meets the same part
+    again and again in new objects, which :class:`IdentityCache` cannot recognise. Exact only if keys
+    that compare equal give the same result (``True == 1``: a model keeps each field to one type).
+    ``fn`` never returns None; the cache is cleared when it reaches ``limit`` entries. A pure cache."""
+
+    def __init__(self, fn: Callable[[T], R], limit: int = 1 << 17) -> None:
+        self._fn = fn
+        self.memo: dict[T, R] = {}
+        self._limit = limit
+
+    def __call__(self, key: T) -> R:
+        memo = self.memo
+        value = memo.get(key)
+        if value is None:
+            value = self._fn(key)
+            if len(memo) >= self._limit:
+                memo.clear()
+            memo[key] = value
+        return value
+
+
 def is_record(cls: type) -> bool:
     """A value class declared as a ``typing.NamedTuple`` (the model's state classes: a record)."""
     return issubclass(cls, tuple) and isinstance(getattr(cls, "_fields", None), tuple)

@@ -17,7 +17,13 @@ from typing import Any, NamedTuple
 
 from groupcheck.checker import Model, Property
 from groupcheck.checker.contract import Fairness, Probe, weakly_fair
-from groupcheck.checker.fingerprint import IdentityCache, fast_repr, fingerprint_of_repr, fingerprint_text
+from groupcheck.checker.fingerprint import (
+    IdentityCache,
+    ValueCache,
+    fast_repr,
+    fingerprint_of_repr,
+    fingerprint_text,
+)
 from groupcheck.model.assignors import ASSIGNORS, owner_per_slot
 from groupcheck.model.protocols import consumer as cons_
 from groupcheck.model.protocols import coordinator as coord_
@@ -90,33 +96,40 @@ class PartFingerprint:
 
     By message identity: a message stays the same object from its send to its receipt while the link
     holding it changes at nearly every step, and its text is most of the link's (a third of the time of
-    the link's ``repr``). The same text, so the same fingerprint (tests/test_store.py). A class, not a
-    closure over the model: the model's cache holds it, and a closure would make a reference cycle
+    the link's ``repr``). The same text, so the same fingerprint (tests/test_store.py). Classes, not
+    closures over the model: the model's cache holds them, and a closure would make a reference cycle
     through the model (see ``_MemberIdRenaming``)."""
 
-    __slots__ = ("_by_value", "_limit", "_msg_text")
+    __slots__ = ("_by_value", "_text")
 
-    def __init__(self, limit: int = 1 << 17) -> None:
-        self._msg_text: IdentityCache[Msg, str] = IdentityCache(repr)
-        self._by_value: dict[type, dict[object, str]] = {}
-        self._limit = limit  # entries per class; a full dict is cleared (a pure cache)
+    def __init__(self) -> None:
+        self._text = PartText()
+        self._by_value: dict[type, ValueCache[object, str]] = {}  # one per class
 
     def __call__(self, part: object) -> str:
         cls = type(part)
-        known = self._by_value.get(cls)
-        if known is None:
-            known = self._by_value[cls] = {}
-        text = known.get(part)
-        if text is not None:
-            return text
-        if cls is Link:
-            text = str(fingerprint_of_repr(self.link_text(part)))  # type: ignore[arg-type]
-        else:
-            text = fingerprint_text(part)
-        if len(known) >= self._limit:
-            known.clear()
-        known[part] = text
-        return text
+        cache = self._by_value.get(cls)
+        if cache is None:
+            cache = self._by_value[cls] = ValueCache(self._text)
+        return cache(part)
+
+    def link_text(self, ln: Link) -> str:
+        return self._text.link_text(ln)
+
+
+class PartText:
+    """``fingerprint_text(part)``, a link's from its messages' texts cached by identity (see
+    :class:`PartFingerprint`); apart from it, so that its caches hold no reference back to it."""
+
+    __slots__ = ("_msg_text",)
+
+    def __init__(self) -> None:
+        self._msg_text: IdentityCache[Msg, str] = IdentityCache(repr)
+
+    def __call__(self, part: object) -> str:
+        if type(part) is Link:
+            return str(fingerprint_of_repr(self.link_text(part)))  # type: ignore[arg-type]
+        return fingerprint_text(part)
 
     def link_text(self, ln: Link) -> str:
         """``repr(ln)``, its messages' texts from the cache (Link's fields in order: fast_repr's text)."""
@@ -131,6 +144,12 @@ class PartFingerprint:
         if len(msgs) == 1:
             return "(" + text(msgs[0]) + ",)"
         return "(" + ", ".join([text(m) for m in msgs]) + ")"
+
+
+def _renamed_text(key: tuple[Any, object, tuple[int, ...]]) -> str:
+    """The fingerprint text of a part renamed: ``key`` is (the renaming function, the part, new_of)."""
+    rename, obj, new_of = key
+    return fingerprint_text(rename(obj, new_of))
 
 
 def consumer_name(c: int) -> str:
@@ -220,7 +239,9 @@ class GroupModel(Model[World, Act]):
         self._part_fp: IdentityCache[object, str] = IdentityCache(PartFingerprint())
         self._part_memo = self._part_fp.memo  # read inline by the fingerprint methods (hits only)
         self._renamed_fp: dict[tuple[int, tuple[int, ...]], tuple[object, str]] = {}
-        self._renamed_by_value: dict[tuple[object, object, tuple[int, ...]], str] = {}
+        self._renamed_by_value: ValueCache[tuple[Any, object, tuple[int, ...]], str] = ValueCache(
+            _renamed_text, 1 << 16
+        )
         # one coordinator serves eager, cooperative and static groups (as in Kafka)
         self._eager = cfg.protocol != "classic"
         self._broker_steps = _EAGER_BROKER if self._eager else _BROKER
@@ -369,14 +390,7 @@ class GroupModel(Model[World, Act]):
             hit = renamed.get(key)
             if hit is not None and hit[0] is obj:
                 return hit[1]
-            # then by value (as PartFingerprint: a part met again in a new object)
-            same = (rename, obj, new_of)
-            value = by_value.get(same)
-            if value is None:
-                value = fingerprint_text(rename(obj, new_of))
-                if len(by_value) >= 1 << 16:
-                    by_value.clear()
-                by_value[same] = value
+            value = by_value((rename, obj, new_of))  # then by value: a part met again in a new object
             if len(renamed) >= 1 << 16:
                 renamed.clear()
             renamed[key] = (obj, value)
