@@ -50,9 +50,10 @@ from typing import Any
 
 from groupcheck.model import Act, GroupModel
 from groupcheck.model.explain import describe
-from groupcheck.model.group import _SHAPES, REQUESTS, RESPONSES, consumer_name
+from groupcheck.model.group import _SHAPES, consumer_name
 from groupcheck.model.protocols.coordinator import holds_request_of
 from groupcheck.model.protocols.eager import group_state
+from groupcheck.model.protocols.tables import REQUESTS, RESPONSES
 from groupcheck.model.scenario import Scenario
 from groupcheck.model.shared.network import link
 from groupcheck.model.shared.state import (

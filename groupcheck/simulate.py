@@ -70,15 +70,14 @@ from groupcheck.checker.simulate import (
     random_walk,
     shorten,
 )
+from groupcheck.model.actions import lookup
 from groupcheck.model.explain import trace_document
 from groupcheck.model.group import (
     _BASE_ARITY,
-    _COORDINATOR_STEPS,
     _SHAPES,
     UNFAIR,
     Act,
     GroupModel,
-    member_timeout,
 )
 from groupcheck.model.scenario import (
     MAX_NAME_CHARS,
@@ -89,8 +88,8 @@ from groupcheck.model.scenario import (
 )
 from groupcheck.model.shared.choice import Plan, Unplanned
 from groupcheck.model.shared.config import FAULT_NAMES, Config
-from groupcheck.model.shared.coverage import FAULT_ACTIONS, unexercised
-from groupcheck.model.shared.state import ABSENT, DOWN, GONE, MEMBER, NONE, STEADY, Budget, World
+from groupcheck.model.shared.coverage import unexercised
+from groupcheck.model.shared.state import DOWN, GONE, MEMBER, NONE, STEADY, Budget, World
 from groupcheck.model.shared.symmetry import (
     broker_member_ids,
     consumer_member_ids,
@@ -107,6 +106,8 @@ WEIGHTS = (0.1, 0.3, 1.0, 1.0, 3.0, 10.0)
 # every action label of the model (action names), and how a walk reads an action's label (fast)
 ACTION_LABELS: tuple[str, ...] = tuple(sorted(_SHAPES))
 _NAME = operator.attrgetter("name")
+# the action that spends each fault budget (every built-in protocol's table agrees)
+FAULT_ACTIONS = lookup("classic").fault_actions()
 # the labels of the actions that inject a fault (each spends a budget)
 FAULT_LABELS = frozenset(FAULT_ACTIONS.values())
 LIVELOCK_NOTE = "to be confirmed by an exhaustive check at smaller bounds"
@@ -266,7 +267,7 @@ class SimulationModel(GroupModel):
         for c in dirty:
             cons = consumers[c]
             mine = links[c * nb : c * nb + nb]
-            units[c] = _Unit(cons, mine, bud, flags, self._consumer_actions(c, cons, mine, bud, flags))
+            units[c] = _Unit(cons, mine, bud, flags, self._consumer_actions(w, c, cons))
         self._last_listed = (consumers, links, bud, flags)
         if (era, light_era) != self._eras:
             self._eras = (era, light_era)
@@ -281,11 +282,11 @@ class SimulationModel(GroupModel):
         for b, br in enumerate(w.brokers):
             hit = bcache[b]
             if hit is None or hit[0] is not br or hit[1] is not bud or hit[2] != w.leader:
-                hit = bcache[b] = (br, bud, w.leader, self._broker_actions(b, br, bud, w.leader))
+                hit = bcache[b] = (br, bud, w.leader, self._broker_actions(w, b, br))
             out += hit[3]
         env = self._env_cache
         if env is None or env[0] is not bud or env[1] != len(w.sizes):
-            env = self._env_cache = (bud, len(w.sizes), self._env_actions(bud, len(w.sizes)))
+            env = self._env_cache = (bud, len(w.sizes), list(self.topic_actions(w)))
         out += env[2]
         self._listed_for = w
         if self._listings % DRIFT_CHECK_EVERY == 0:
@@ -304,82 +305,20 @@ class SimulationModel(GroupModel):
                 (u.disabled_light if a.name in LIGHT_STEPS else u.disabled).add(a)
                 u.offered = [x for x in u.offered if x is not a]
 
-    def _consumer_actions(
-        self, c: int, cons: Any, mine: tuple[Any, ...], bud: Budget, flags: tuple[bool, ...]
-    ) -> list[Act]:
-        """What :meth:`GroupModel.actions` lists for consumer ``c``, the requests each broker may take
-        from it, and the cuts and heals of its links."""
-        me = f"C{c + 1}"
-        out: list[Act] = []
-        if cons.status == DOWN:
-            out.append(Act("ConsumerRestart", me, (c,)))
-        elif cons.status == ABSENT:
-            if bud.consumer_joins:
-                out.append(Act("ConsumerJoin", me, (c,)))
-        elif cons.status not in GONE:
-            if cons.paused:
-                out.append(Act("GcResume", me, (c,)))
-            else:
-                out += (Act(name, me, (c,)) for name in self._consumer_steps)
-                if cons.awaiting is not None:
-                    out.append(Act("CoordinatorTimeout", me, (c,)))
-                for b, ln in enumerate(mine):
-                    if ln.to_consumer:
-                        out.append(Act(ln.to_consumer[0].kind, me, (c, b)))
-                if bud.consumer_leaves:
-                    out.append(Act("LeaveGroup", me, (c,)))
-                if bud.gc_pauses:
-                    out.append(Act("GcPause", me, (c,)))
-                if cons.stalled:
-                    out.append(Act("PollTimeout", me, (c,)))
-                    out.append(Act("PollResume", me, (c,)))
-                elif getattr(bud, "poll_stalls", 0):
-                    out.append(Act("PollStall", me, (c,)))
-        if cons.status not in GONE and bud.consumer_crashes:
-            out.append(Act("ConsumerCrash", me, (c,)))
-        for b, ln in enumerate(mine):
-            if flags[b] and ln.to_broker:
-                out.append(Act("Handle" + ln.to_broker[0].kind, f"B{b + 1}", (b, c)))
-        for b, ln in enumerate(mine):
-            if ln.cut:
-                out.append(Act("HealLink", "env", (c, b)))
-            elif bud.network_partitions:
-                out.append(Act("CutLink", "env", (c, b)))
+    def _consumer_actions(self, w: World, c: int, cons: Any) -> list[Act]:
+        """What :meth:`GroupModel.actions` lists for consumer ``c`` (steps with choices by their
+        representative), the requests each broker may take from it, and the steps of its links."""
+        out = list(self.consumer_actions(w, c, cons, expand=False))
+        for b, br in enumerate(w.brokers):
+            if self.requests_listed(w, b, br):
+                out += self.request_actions(w, b, c, expand=False)
+        for b in range(self.cfg.brokers):
+            out += self.link_actions(w, c, b)
         return out
 
-    def _broker_actions(self, b: int, br: Any, bud: Budget, leader: int | None) -> list[Act]:
+    def _broker_actions(self, w: World, b: int, br: Any) -> list[Act]:
         """What :meth:`GroupModel.actions` lists for broker ``b``'s own steps (not the requests it takes)."""
-        me = f"B{b + 1}"
-        out: list[Act] = []
-        if br.up and not br.paused and br.role != NONE:
-            out += (Act(name, me, (b,)) for name in _COORDINATOR_STEPS[self.cfg.protocol])
-            out.append(Act("LoadGroup", me, (b,)))
-            if br.role == STEADY:
-                out.append(Act("NoticePartitionGrowth", me, (b,)))
-            out += (Act("SessionExpired", me, (b, mid)) for mid, _ in br.members)
-            timeout = member_timeout(self.cfg, br.role)
-            if timeout is not None:
-                out += (Act(timeout, me, (b, mid)) for mid, _ in br.members)
-        if br.paused:
-            out.append(Act("GcResume", me, (b,)))
-        elif br.up and bud.gc_pauses:
-            out.append(Act("GcPause", me, (b,)))
-        if bud.coordinator_failovers and leader == b:
-            out.append(Act("CoordinatorCrash", me, (b,)))
-        if leader is None:
-            out.append(Act("ElectCoordinator", me, (b,)))
-        if not br.up:
-            out.append(Act("BrokerRestart", me, (b,)))
-        if bud.failbacks and b == 0:
-            out.append(Act("Failback", me, (b,)))
-        if getattr(bud, "leader_moves", 0) and leader is not None and leader != b and br.up and not br.paused:
-            out.append(Act("MoveLeadership", me, (b,)))
-        if br.role != NONE and leader != b:
-            out.append(Act("UnloadGroup", me, (b,)))
-        return out
-
-    def _env_actions(self, bud: Budget, topics: int) -> list[Act]:
-        return [Act("AddPartition", "env", (t,)) for t in range(topics)] if bud.partition_growth else []
+        return list(self.broker_actions(w, b, br, expand=False, requests=False))
 
     def _check_listing(self, w: World, listed: list[Act]) -> None:
         """Raise :class:`ListingDrift` unless ``listed`` (and what was left out of it as not enabled)

@@ -11,7 +11,7 @@ from itertools import pairwise
 from typing import Any
 
 from groupcheck.checker import Counterexample, Result
-from groupcheck.model.group import Act, GroupModel, broker_name, consumer_name
+from groupcheck.model.group import Act, GroupModel, broker_name, consumer_name, protocol_of
 from groupcheck.model.protocols.coordinator import GROUP_RECORDS, expiry_cause
 from groupcheck.model.scenario import DEADLOCK, Scenario
 from groupcheck.model.shared.config import FAULT_NAMES, Config
@@ -22,26 +22,6 @@ from groupcheck.traces import changed_fields
 from groupcheck.traces.graph import show_value
 
 SCHEMA = "groupcheck-trace/2"
-SENDS = ("JoinGroup", "SyncGroup", "Heartbeat", "OffsetCommit", "LeaveGroup")
-FAULTS = (
-    "CoordinatorCrash",
-    "ElectCoordinator",
-    "BrokerRestart",
-    "Failback",
-    "MoveLeadership",
-    "GcPause",
-    "GcResume",
-    "CutLink",
-    "HealLink",
-    "ConsumerCrash",
-    "ConsumerRestart",
-    "ConsumerJoin",
-    "LeaveGroup",
-    "AddPartition",
-)
-TIMEOUTS = ("CoordinatorTimeout", "SessionExpired")
-WRITES = ("CompleteJoin", "WriteLog")
-
 
 RECORD_TEXT = {
     "members": "membership record",
@@ -211,7 +191,10 @@ def describe(cfg: Config, before: World, act: Act, after: World) -> dict[str, An
     name, args = act.name, act.args
     kind, src, dst = "internal", None, None
     label = str(act)
-    if name in SENDS:
+    spec = protocol_of(cfg).spec(name, act.actor)
+    if spec is None:
+        raise ValueError(f"{act}: not an action of protocol {cfg.variant or cfg.protocol!r}")
+    if spec.request is not None:
         c = args[0]
         b = before.consumers[c].coordinator
         if b is not None:
@@ -219,10 +202,12 @@ def describe(cfg: Config, before: World, act: Act, after: World) -> dict[str, An
             sent = link(cfg, after, c, b).to_broker
             before_q = link(cfg, before, c, b).to_broker
             new = sent[len(before_q) :]
-            texts = [msg_text(cfg, m) + (" (answer not awaited)" if m.kind != name else "") for m in new]
+            texts = [
+                msg_text(cfg, m) + (" (answer not awaited)" if m.kind != spec.request else "") for m in new
+            ]
             label = ", then ".join(texts) if texts else f"{name} (lost: no connection)"
-        kind = "fault" if name == "LeaveGroup" else "send"
-    elif name.startswith("Handle"):
+        kind = spec.kind
+    elif spec.over == "requests":
         b, c = args[:2]
         req = link(cfg, before, c, b).to_broker[0]
         resp_before = link(cfg, before, c, b).to_consumer
@@ -251,7 +236,7 @@ def describe(cfg: Config, before: World, act: Act, after: World) -> dict[str, An
         label = "BeginRebalance: PreparingRebalance, heartbeats now answered REBALANCE_IN_PROGRESS"
     elif name in INTERNAL_TEXT:
         label = INTERNAL_TEXT[name]
-    elif name.endswith("Response"):
+    elif spec.over == "responses":
         c, b = args
         label = f"receives {msg_text(cfg, link(cfg, before, c, b).to_consumer[0])}"
     elif name == "RespondJoinGroup":
@@ -279,7 +264,7 @@ def describe(cfg: Config, before: World, act: Act, after: World) -> dict[str, An
             label += f"; JoinGroupResponse to {sent}" if sent else "; the group is Empty"
         else:
             label = f"RespondSyncGroup: Stable; SyncGroupResponse to {sent or 'nobody'}"
-    elif name in WRITES:
+    elif spec.kind == "write":
         b = args[0]
         kind, src, dst = "write", broker_name(b), "log"
         br = after.brokers[b]
@@ -287,17 +272,16 @@ def describe(cfg: Config, before: World, act: Act, after: World) -> dict[str, An
             members = ", ".join(_m(m) for m, _ in br.members) or "none"
             label = f"CompleteJoin: generation {br.generation}, members {members}"
             label += _new_ids_text(before, after, b) + _group_write_text(cfg, before, after, b)
-        else:
+        elif name == "WriteLog":
             record = before.brokers[b].unwritten[0]
             label = f"WriteLog: {RECORD_TEXT.get(record, record)}"
-    elif name in TIMEOUTS:
+    elif spec.kind == "timeout":
         kind = "timeout"
-        label = (
-            f"SessionExpired(member {_m(args[1])}: {_expiry_text(cfg, before, args[0], args[1])})"
-            if name == "SessionExpired"
-            else "CoordinatorTimeout: no answer"
-        )
-    elif name in FAULTS:
+        if name == "SessionExpired":
+            label = f"SessionExpired(member {_m(args[1])}: {_expiry_text(cfg, before, args[0], args[1])})"
+        elif name == "CoordinatorTimeout":
+            label = "CoordinatorTimeout: no answer"
+    elif spec.kind == "fault":
         kind = "fault"
         if name in ("CutLink", "HealLink"):
             c, b = args

@@ -24,11 +24,8 @@ from groupcheck.checker.fingerprint import (
     fingerprint_of_repr,
     fingerprint_text,
 )
+from groupcheck.model.actions import ActionSpec, Protocol, lookup
 from groupcheck.model.assignors import ASSIGNORS, owner_per_slot
-from groupcheck.model.protocols import consumer as cons_
-from groupcheck.model.protocols import coordinator as coord_
-from groupcheck.model.protocols import eager as eager_
-from groupcheck.model.shared import faults
 from groupcheck.model.shared.choice import Plan, Unplanned, tails
 from groupcheck.model.shared.config import Config
 from groupcheck.model.shared.generations import renumber_generations
@@ -36,19 +33,11 @@ from groupcheck.model.shared.network import link
 from groupcheck.model.shared.properties import properties
 from groupcheck.model.shared.state import (
     ABSENT,
-    CATCHUP,
-    DOWN,
     GONE,
     MEMBER,
     NONE,
-    PREPARE,
-    REBALANCING,
-    REDISCOVER,
-    SERVING,
     STARTUP,
     STEADY,
-    STOPPED,
-    SYNCING,
     Broker,
     Budget,
     Consumer,
@@ -160,76 +149,29 @@ def broker_name(b: int) -> str:
     return f"B{b + 1}"
 
 
-Handler = Callable[..., World | None]
+_RESPONSES_AT = object()  # a consumer's listing: its responses, one per link, go here
+_REQUESTS_AT = object()  # a broker's listing: the requests it may take, one per consumer, go here
 
-# action name -> (handler, how its args are read); consumer actions take (c,), broker actions (b,), ...
-_CONSUMER: dict[str, Handler] = {
-    "FindCoordinator": cons_.find_coordinator,
-    "JoinGroup": cons_.join_group,
-    "SyncGroup": cons_.sync_group,
-    "Heartbeat": cons_.heartbeat,
-    "OffsetCommit": cons_.offset_commit,
-    "Fetch": cons_.fetch,
-    "CoordinatorTimeout": cons_.coordinator_timeout,
-    "LeaveGroup": faults.consumer_leave,
-    "ConsumerCrash": faults.consumer_crash,
-    "ConsumerRestart": faults.consumer_restart,
-    "ConsumerJoin": faults.consumer_join,
-    "PollStall": faults.poll_stall,
-    "PollResume": faults.poll_resume,
-    "PollTimeout": cons_.poll_timeout,
-}
-_BROKER: dict[str, Handler] = {
-    "BeginRebalance": coord_.begin_rebalance,
-    "CompleteJoin": coord_.complete_join,
-    "WriteLog": coord_.write_log,
-    "RespondJoinGroup": coord_.respond_join_group,
-    "LoadGroup": coord_.load_group,
-    "NoticePartitionGrowth": coord_.notice_partition_growth,
-    "CoordinatorCrash": faults.coordinator_crash,
-    "ElectCoordinator": faults.elect_coordinator,
-    "BrokerRestart": faults.broker_restart,
-    "Failback": faults.failback,
-    "MoveLeadership": faults.move_leadership,
-    "UnloadGroup": coord_.unload_group,
-}
-# the eager protocol's coordinator steps (its handlers replace the classic ones of the same name)
-_EAGER_BROKER: dict[str, Handler] = {
-    **_BROKER,
-    "CompleteJoin": eager_.complete_join,
-    "RespondSyncGroup": eager_.respond_sync_group,
-}
-del _EAGER_BROKER["RespondJoinGroup"]
-REQUESTS = ("Heartbeat", "OffsetCommit", "JoinGroup", "SyncGroup", "LeaveGroup")
-RESPONSES = tuple(r + "Response" for r in REQUESTS)
-# the broker steps each protocol offers, in the order actions are listed
-_COORDINATOR_STEPS = {
-    "classic": ("BeginRebalance", "CompleteJoin", "WriteLog", "RespondJoinGroup"),
-    "eager": ("BeginRebalance", "CompleteJoin", "WriteLog", "RespondSyncGroup"),
-    "cooperative": ("BeginRebalance", "CompleteJoin", "WriteLog", "RespondSyncGroup"),
-    "static": ("BeginRebalance", "CompleteJoin", "WriteLog", "RespondSyncGroup"),
-}
 
-# Listing guards: what a step needs of its consumer's status or its broker's role before anything else
-# (the first test of each handler). GroupModel.actions lists a step only where its guard holds, because
-# most steps of most worlds are disabled (about 9 of 10 listed steps were, each a handler call). A guard
-# is a necessary condition only: the handler still decides. tests/test_model.py checks on every world of
-# catalogue searches of each protocol that no enabled step is left out.
-_CONSUMER_STATUSES: dict[str, tuple[str, ...]] = {
-    "FindCoordinator": (STARTUP, REDISCOVER),
-    "JoinGroup": (STOPPED,),
-    "Heartbeat": (MEMBER,),
-    "OffsetCommit": (MEMBER, STOPPED),  # and something to commit, with a member id
-    "SyncGroup": (SYNCING,),
-}  # Fetch: a consumer that is fetching, whatever its status
-_BROKER_ROLES: dict[str, tuple[str, ...]] = {
-    "BeginRebalance": (STEADY,),
-    "CompleteJoin": (PREPARE,),
-    "WriteLog": SERVING,  # and something to write
-    "RespondJoinGroup": (REBALANCING,),
-    "RespondSyncGroup": (REBALANCING,),
-    "LoadGroup": (CATCHUP,),
-}
+def _sections(specs: list[ActionSpec]) -> tuple[tuple[object, Any], ...]:
+    """An actor's listing order as (spec, its guard): the message-driven specs (listed by the kind at
+    the head of each queue) collapsed into one place, where the first of them stands in the table, under
+    the guard of that first one."""
+    out: list[tuple[object, Any]] = []
+    marks: set[int] = set()
+    for s in specs:
+        mark = _RESPONSES_AT if s.over == "responses" else _REQUESTS_AT if s.over == "requests" else s
+        if mark is s:
+            out.append((s, s.when))
+        elif id(mark) not in marks:
+            marks.add(id(mark))
+            out.append((mark, s.when))
+    return tuple(out)
+
+
+def protocol_of(cfg: Config) -> Protocol:
+    """The registered protocol a configuration names (its variant, if it has one)."""
+    return lookup(cfg.variant or cfg.protocol)
 
 
 class GroupModel(Model[World, Act]):
@@ -242,14 +184,33 @@ class GroupModel(Model[World, Act]):
         self._renamed_by_value: ValueCache[tuple[Any, object, tuple[int, ...]], str] = ValueCache(
             _renamed_text, 1 << 16
         )
-        # one coordinator serves eager, cooperative and static groups (as in Kafka)
+        self.protocol = protocol = protocol_of(cfg)
         self._eager = cfg.protocol != "classic"
-        self._broker_steps = _EAGER_BROKER if self._eager else _BROKER
-        self._handle = eager_.handle if self._eager else coord_.handle
-        self._expire = eager_.session_expired if self._eager else coord_.session_expired
-        self._consumer_steps = ("FindCoordinator", "JoinGroup", "Heartbeat", "OffsetCommit", "Fetch")
-        if self._eager:
-            self._consumer_steps = (*self._consumer_steps, "SyncGroup")
+        # the table, read once: dispatch by name (a broker's spec where consumers and brokers share a
+        # name), the choice steps' arities, the message-driven steps by message, each actor's listing
+        self._spec_of: dict[str, ActionSpec] = {}
+        self._broker_spec_of: dict[str, ActionSpec] = {}
+        for spec in protocol.actions:
+            if spec.actor == "broker" and spec.name in self._spec_of:
+                self._broker_spec_of[spec.name] = spec
+            else:
+                self._spec_of.setdefault(spec.name, spec)
+                if spec.actor == "broker":
+                    self._broker_spec_of[spec.name] = spec
+        self._shared_names = frozenset(
+            n
+            for n in self._spec_of
+            if n in self._broker_spec_of and self._spec_of[n] is not self._broker_spec_of[n]
+        )
+        self._arity = {s.name: s.arity for s in protocol.actions if s.choices}
+        self._responses = {s.message: s for s in protocol.actions if s.over == "responses"}
+        self._requests = {s.message: s for s in protocol.actions if s.over == "requests"}
+        self._consumer_specs = _sections([s for s in protocol.actions if s.actor == "consumer"])
+        self._broker_specs = _sections([s for s in protocol.actions if s.actor == "broker"])
+        self._link_specs = tuple(s for s in protocol.actions if s.over == "links")
+        self._topic_specs = tuple(s for s in protocol.actions if s.over == "topics")
+        self._fair_of = {(s.name, s.actor): s for s in protocol.actions if s.fair != "fault"}
+        self._unfair = protocol.unfair()
         instances = cfg.consumers if cfg.protocol == "static" else None
         self._units = consumer_units(cfg.total_consumers, instances)
         # interchangeable units: those of one size (static: instances with as many processes); singletons
@@ -266,10 +227,9 @@ class GroupModel(Model[World, Act]):
         # successors computed while listing the actions of one world (steps with choices are run once to
         # learn their options; a step without any is not run again)
         self._listed: tuple[World | None, dict[int, tuple[Act, World]]] = (None, {})
-        # the listing guards' outcomes, in listing order: consumer steps by (status, fetching, has
-        # something to commit), coordinator steps by (role, has something to write)
-        self._consumer_listing: dict[tuple[str, bool, bool], tuple[str, ...]] = {}
-        self._broker_listing: dict[tuple[str, bool], tuple[str, ...]] = {}
+        # each consumer's and broker's listing (the specs whose guards hold), by the part's identity
+        self._consumer_listing: dict[int, tuple[Consumer, tuple[object, ...]]] = {}
+        self._broker_listing: dict[tuple[int, int, int | None], tuple[Broker, tuple[object, ...]]] = {}
         self._plain: tuple[World | None, Plan] = (None, Plan(initial_world(cfg), ()))
 
     # -- the contract -------------------------------------------------------------------------------
@@ -432,157 +392,215 @@ class GroupModel(Model[World, Act]):
         return probes(self.cfg, GroupModel)
 
     def fairness(self) -> list[Fairness[Act]]:
-        """Weak fairness on every protocol step of every actor, one class per step and actor (and per
-        connection for message handling and delivery, per member for a session timeout), so a step that
-        stays possible is taken: consumers poll, heartbeat, rejoin and sync; coordinators handle requests,
-        complete joins, write, respond and load; messages are delivered; a timeout whose cause persists
-        fires; a paused process resumes and a cut link heals (the end of a fault). Faults themselves
-        (:data:`UNFAIR`) are not fair: a behaviour may take them or not, within their budgets, so every
-        fair behaviour has a last fault and liveness speaks of what follows it."""
-        cfg = self.cfg
+        """Weak fairness on every protocol step of every actor (the table's ``fair``): one class per step
+        and actor, per connection for message handling and delivery, per member id for a coordinator's
+        timeout of a member, per link for a link's own steps; so a step that stays possible is taken:
+        consumers poll, heartbeat, rejoin and sync; coordinators handle requests, complete joins, write,
+        respond and load; messages are delivered; a timeout whose cause persists fires; a paused process
+        resumes and a cut link heals (the end of a fault). Faults themselves (``fair = "fault"``) are not
+        fair: a behaviour may take them or not, within their budgets, so every fair behaviour has a last
+        fault and liveness speaks of what follows it."""
+        cfg, protocol = self.cfg, self.protocol
         n, nb = cfg.total_consumers, cfg.brokers
         classes: list[Fairness[Act]] = []
+        order = protocol.fairness_order
+        fair = [s for s in protocol.actions if s.fair != "fault"]
+
+        def own(kind: str) -> list[ActionSpec]:
+            specs = [s for s in fair if s.actor == kind and s.over == "self"]
+            if order is not None:
+                specs.sort(key=lambda s: order.index(s.name) if s.name in order else len(order))
+            return specs
 
         def step(name: str, actor: str, args: tuple[int, ...] = ()) -> None:
             key = (name, actor, args)
             label = f"{name}({', '.join([actor, *map(str, args)])})" if args else f"{name}({actor})"
-            classes.append(weakly_fair(label, lambda a, key=key: _fair_key(a) == key))
+            classes.append(weakly_fair(label, lambda a, key=key: self._fair_key(a) == key))
 
+        delivers = any(s.over == "responses" for s in fair)
+        handles = any(s.over == "requests" for s in fair)
+        links = [s for s in fair if s.over == "links"]
+        members = [s for s in fair if s.over == "members"]
         for c in range(n):
             me = consumer_name(c)
-            for name in (*self._consumer_steps, "CoordinatorTimeout", "GcResume", *_EXTRA_CONSUMER_STEPS):
-                step(name, me)
+            for s in own("consumer"):
+                step(s.name, me)
             for b in range(nb):
-                step("Deliver", me, (b,))
-                step("HealLink", "env", (c, b))
+                if delivers:
+                    step("Deliver", me, (b,))
+                for s in links:
+                    step(s.name, "env", (c, b))
         for b in range(nb):
             me = broker_name(b)
-            for name in (*_COORDINATOR_STEPS[cfg.protocol], "LoadGroup", "NoticePartitionGrowth"):
-                step(name, me)
-            for name in ("UnloadGroup", "ElectCoordinator", "GcResume"):
-                step(name, me)
-            for c in range(n):
-                step("Handle", me, (c,))
+            for s in own("broker"):
+                step(s.name, me)
+            if handles:
+                for c in range(n):
+                    step("Handle", me, (c,))
             for mid in range(1, _FAIR_MEMBER_IDS * n + 1):
-                for name in _MEMBER_TIMEOUTS:
-                    step(name, me, (mid,))
+                for s in members:
+                    step(s.name, me, (mid,))
+        for s in fair:
+            if s.actor == "env" and s.over == "topics":
+                for t in range(len(cfg.topics)):
+                    step(s.name, "env", (t,))
         return classes
 
+    def _fair_key(self, a: Act) -> tuple[str, str, tuple[int, ...]] | None:
+        """The fairness class of action ``a`` as (step, actor, args): message handling and delivery per
+        connection whatever the message, a timeout of a member per member id, a step with choices whatever
+        it chooses; ``None`` for a fault."""
+        spec = self._fair_of.get(
+            (a.name, "env" if a.actor == "env" else "consumer" if a.actor[0] == "C" else "broker")
+        )
+        if spec is None:
+            return None
+        fair = spec.fair
+        if fair == "connection":
+            return ("Handle" if spec.over == "requests" else "Deliver", a.actor, (a.args[1],))
+        if fair == "member":
+            return (a.name, a.actor, (a.args[1],))
+        if fair == "args":
+            return (a.name, a.actor, a.args)
+        return (a.name, a.actor, ())
+
     def actions(self, w: World) -> Iterator[Act]:
-        cfg = self.cfg
-        bud = w.budget
+        """The actions whose listing guards hold in ``w``, actor by actor in the table's order: each
+        consumer's, each broker's, then the environment's (each link's, each topic's). A step with choices
+        is offered once per outcome."""
         for c, cons in enumerate(w.consumers):
-            me = consumer_name(c)
-            if cons.status == DOWN:
-                yield Act("ConsumerRestart", me, (c,))
-                continue
-            if cons.status == ABSENT:
-                if bud.consumer_joins:
-                    yield Act("ConsumerJoin", me, (c,))
-                continue
-            if cons.status in GONE:
-                continue
-            if cons.paused:
-                yield Act("GcResume", me, (c,))
-            else:
-                key = (cons.status, cons.fetching, cons.dirty and cons.member_id is not None)
-                names = self._consumer_listing.get(key)
-                if names is None:
-                    names = self._consumer_listing[key] = self._consumer_steps_for(*key)
-                for name in names:
-                    yield Act(name, me, (c,))
-                if cons.awaiting is not None:
-                    yield Act("CoordinatorTimeout", me, (c,))
-                for b in range(cfg.brokers):
-                    pending = link(cfg, w, c, b).to_consumer
-                    if pending:
-                        yield Act(pending[0].kind, me, (c, b))
-                if bud.consumer_leaves:
-                    yield Act("LeaveGroup", me, (c,))
-                if bud.gc_pauses:
-                    yield Act("GcPause", me, (c,))
-                if cons.stalled:
-                    yield Act("PollTimeout", me, (c,))
-                    yield Act("PollResume", me, (c,))
-                elif bud.poll_stalls:
-                    yield Act("PollStall", me, (c,))
-            if bud.consumer_crashes:
-                yield Act("ConsumerCrash", me, (c,))
+            yield from self.consumer_actions(w, c, cons)
         for b, br in enumerate(w.brokers):
-            me = broker_name(b)
-            if br.up and not br.paused:
-                for c in range(len(w.consumers)):
-                    pending = link(cfg, w, c, b).to_broker
+            yield from self.broker_actions(w, b, br)
+        yield from self.env_actions(w)
+
+    # The listing, part by part: the exhaustive search lists every part of a world (``actions``); the
+    # simulator lists each part again only when it changed (groupcheck.simulate.SimulationModel). With
+    # ``expand`` off a step with choices is listed once, by its arguments without the choices (a
+    # representative: the simulator draws the outcome).
+    def consumer_actions(self, w: World, c: int, cons: Consumer, expand: bool = True) -> Iterator[Act]:
+        """Consumer ``c``'s own steps and the responses it may receive."""
+        me = consumer_name(c)
+        bud = w.budget
+        for spec in self._consumer_listing_of(cons):
+            if spec is _RESPONSES_AT:
+                nb = self.cfg.brokers
+                links, responses = w.links, self._responses
+                for b in range(nb):
+                    pending = links[c * nb + b].to_consumer
                     if pending:
-                        act = Act("Handle" + pending[0].kind, me, (b, c))
-                        if act.name in _BASE_ARITY:
-                            yield from self._outcomes(w, act)
-                        else:
-                            yield act
-                if br.role != NONE:
-                    bkey = (br.role, bool(br.unwritten))
-                    names = self._broker_listing.get(bkey)
-                    if names is None:
-                        names = self._broker_listing[bkey] = self._broker_steps_for(*bkey)
-                    for name in names:
-                        if name in _BASE_ARITY:
-                            yield from self._outcomes(w, Act(name, me, (b,)))
-                        else:
-                            yield Act(name, me, (b,))
-                    if br.role == STEADY:
-                        yield Act("NoticePartitionGrowth", me, (b,))
-                    for mid, _ in br.members:
-                        yield Act("SessionExpired", me, (b, mid))
-                    timeout = member_timeout(cfg, br.role)
-                    if timeout is not None:
-                        for mid, _ in br.members:
-                            act = Act(timeout, me, (b, mid))
-                            if timeout in _BASE_ARITY:  # static: the rebalance timeout completes the join
-                                yield from self._outcomes(w, act)
-                            else:
-                                yield act
-            if br.paused:
-                yield Act("GcResume", me, (b,))
-            elif br.up and bud.gc_pauses:
-                yield Act("GcPause", me, (b,))
-            if bud.coordinator_failovers and w.leader == b:
-                yield Act("CoordinatorCrash", me, (b,))
-            if w.leader is None:
-                yield Act("ElectCoordinator", me, (b,))
-            if not br.up:
-                yield Act("BrokerRestart", me, (b,))
-            if bud.failbacks and b == 0:
-                yield Act("Failback", me, (b,))
-            if bud.leader_moves and w.leader is not None and w.leader != b and br.up and not br.paused:
-                yield Act("MoveLeadership", me, (b,))
-            if br.role != NONE and w.leader != b:
-                yield Act("UnloadGroup", me, (b,))
-        for c in range(len(w.consumers)):
-            for b in range(cfg.brokers):
-                if link(cfg, w, c, b).cut:
-                    yield Act("HealLink", "env", (c, b))
-                elif bud.network_partitions:
-                    yield Act("CutLink", "env", (c, b))
-        if bud.partition_growth:
+                        r = responses.get(pending[0].kind)
+                        if r is not None:
+                            yield Act(r.name, me, (c, b))
+                continue
+            spends = spec.spends  # type: ignore[attr-defined]
+            if spends is not None and not getattr(bud, spends):
+                continue
+            act = Act(spec.name, me, (c,))  # type: ignore[attr-defined]
+            if expand and spec.choices:  # type: ignore[attr-defined]
+                yield from self._outcomes(w, act)
+            else:
+                yield act
+
+    def request_actions(self, w: World, b: int, c: int, expand: bool = True) -> Iterator[Act]:
+        """Broker ``b`` taking the request at the head of consumer ``c``'s queue to it (no guard)."""
+        pending = w.links[c * self.cfg.brokers + b].to_broker
+        if pending:
+            r = self._requests.get(pending[0].kind)
+            if r is not None:
+                act = Act(r.name, broker_name(b), (b, c))
+                if expand and r.choices:
+                    yield from self._outcomes(w, act)
+                else:
+                    yield act
+
+    def broker_actions(
+        self, w: World, b: int, br: Broker, expand: bool = True, requests: bool = True
+    ) -> Iterator[Act]:
+        """Broker ``b``'s steps (with the requests it may take, unless ``requests`` is off)."""
+        me = broker_name(b)
+        bud = w.budget
+        for spec in self._broker_listing_of(w, b, br):
+            if spec is _REQUESTS_AT:
+                if requests:
+                    for c in range(len(w.consumers)):
+                        yield from self.request_actions(w, b, c, expand)
+                continue
+            spends = spec.spends  # type: ignore[attr-defined]
+            if spends is not None and not getattr(bud, spends):
+                continue
+            name = spec.name  # type: ignore[attr-defined]
+            choices = expand and spec.choices  # type: ignore[attr-defined]
+            if spec.over == "members":  # type: ignore[attr-defined]
+                for mid, _ in br.members:
+                    act = Act(name, me, (b, mid))
+                    if choices:
+                        yield from self._outcomes(w, act)
+                    else:
+                        yield act
+            elif choices:
+                yield from self._outcomes(w, Act(name, me, (b,)))
+            else:
+                yield Act(name, me, (b,))
+
+    def requests_listed(self, w: World, b: int, br: Broker) -> bool:
+        """Whether broker ``b`` takes requests in ``w`` (the guard of its first request step)."""
+        return any(s is _REQUESTS_AT for s in self._broker_listing_of(w, b, br))
+
+    def link_actions(self, w: World, c: int, b: int) -> Iterator[Act]:
+        """The environment's steps on the link between consumer ``c`` and broker ``b``."""
+        cfg, bud = self.cfg, w.budget
+        ln = w.links[c * cfg.brokers + b]
+        for spec in self._link_specs:
+            if spec.spends is not None and not getattr(bud, spec.spends):
+                continue
+            if spec.when is None or spec.when(cfg, w, c, b, ln):
+                yield Act(spec.name, "env", (c, b))
+
+    def topic_actions(self, w: World) -> Iterator[Act]:
+        """The environment's steps on topics."""
+        bud = w.budget
+        for spec in self._topic_specs:
+            if spec.spends is not None and not getattr(bud, spec.spends):
+                continue
             for t in range(len(w.sizes)):
-                yield Act("AddPartition", "env", (t,))
+                yield Act(spec.name, "env", (t,))
 
-    def _consumer_steps_for(self, status: str, fetching: bool, to_commit: bool) -> tuple[str, ...]:
-        """The consumer steps whose listing guards hold (:data:`_CONSUMER_STATUSES`), in listing order."""
-        out = []
-        for name in self._consumer_steps:
-            if name == "Fetch":
-                if fetching:
-                    out.append(name)
-            elif status in _CONSUMER_STATUSES[name] and (name != "OffsetCommit" or to_commit):
-                out.append(name)
-        return tuple(out)
+    def env_actions(self, w: World) -> Iterator[Act]:
+        """The environment's steps: each link's, then each topic's."""
+        if self._link_specs:
+            for c in range(len(w.consumers)):
+                for b in range(self.cfg.brokers):
+                    yield from self.link_actions(w, c, b)
+        yield from self.topic_actions(w)
 
-    def _broker_steps_for(self, role: str, to_write: bool) -> tuple[str, ...]:
-        """The coordinator steps whose listing guards hold (:data:`_BROKER_ROLES`), in listing order
-        (``LoadGroup`` last)."""
-        names = (*_COORDINATOR_STEPS[self.cfg.protocol], "LoadGroup")
-        return tuple(n for n in names if role in _BROKER_ROLES[n] and (n != "WriteLog" or to_write))
+    def _consumer_listing_of(self, cons: Consumer) -> tuple[object, ...]:
+        """The consumer's specs whose listing guards hold (budgets aside), remembered by identity."""
+        memo = self._consumer_listing
+        hit = memo.get(id(cons))
+        if hit is not None and hit[0] is cons:
+            return hit[1]
+        cfg = self.cfg
+        out = tuple(s for s, when in self._consumer_specs if when is None or when(cfg, cons))
+        if len(memo) >= 1 << 16:
+            memo.clear()
+        memo[id(cons)] = (cons, out)
+        return out
+
+    def _broker_listing_of(self, w: World, b: int, br: Broker) -> tuple[object, ...]:
+        """The broker's specs whose listing guards hold (budgets aside), by the broker's identity and the
+        leader."""
+        memo = self._broker_listing
+        key = (id(br), b, w.leader)
+        hit = memo.get(key)
+        if hit is not None and hit[0] is br:
+            return hit[1]
+        cfg = self.cfg
+        out = tuple(s for s, when in self._broker_specs if when is None or when(cfg, w, b, br))
+        if len(memo) >= 1 << 16:
+            memo.clear()
+        memo[key] = (br, out)
+        return out
 
     def _outcomes(self, w: World, act: Act) -> Iterator[Act]:
         """``act`` once per combination of the choices its step makes (nothing if it is not enabled)."""
@@ -614,7 +632,7 @@ class GroupModel(Model[World, Act]):
             hit = listed.get(id(a))
             if hit is not None and hit[0] is a:
                 return hit[1]
-        n = _BASE_ARITY.get(a.name)
+        n = self._arity.get(a.name)
         if n is None:
             # no choices: one plan with nothing planned serves every such step of ``w`` (asking it for a
             # choice raises Unplanned before it changes)
@@ -633,106 +651,30 @@ class GroupModel(Model[World, Act]):
         return nxt if plan.complete() else None
 
     def _run(self, w: World, name: str, actor: str, args: tuple[int, ...], plan: Plan) -> World | None:
-        """The successor of ``w`` by action ``name`` of ``actor`` with ``args``, choices from ``plan``."""
+        """The successor of ``w`` by action ``name`` of ``actor`` with ``args``, choices from ``plan``:
+        the table's handler, once the message it handles is at the head of its queue."""
+        spec = self._spec_of.get(name)
+        if spec is None:
+            return None
+        if name in self._shared_names and actor[0] == "B":
+            spec = self._broker_spec_of[name]
         cfg = self.cfg
-        if name in _CONSUMER:
-            if name == "SyncGroup" and not self._eager:
+        message = spec.message
+        if message is not None:
+            x, y = args
+            if spec.over == "requests":
+                pending = link(cfg, w, y, x).to_broker
+            else:
+                pending = link(cfg, w, x, y).to_consumer
+            if not pending or pending[0].kind != message:
                 return None
-            return _CONSUMER[name](cfg, w, *args)
-        if name == "CompleteJoin":
-            return self._broker_steps[name](cfg, w, *args, plan)
-        if name in self._broker_steps:
-            return self._broker_steps[name](cfg, w, *args)
-        if name.startswith("Handle") and name[6:] in REQUESTS:
-            b, c = args
-            pending = link(cfg, w, c, b).to_broker
-            if not pending or pending[0].kind != name[6:]:
-                return None
-            return self._handle(cfg, w, b, c, plan)
-        if name in RESPONSES:
-            c, b = args
-            pending = link(cfg, w, c, b).to_consumer
-            if not pending or pending[0].kind != name:
-                return None
-            return cons_.receive(cfg, w, c, b)
-        if name == "SessionExpired":
-            return self._expire(cfg, w, *args)
-        if name == "RebalanceTimeout":
-            if self._eager:
-                return eager_.rebalance_timeout(cfg, w, *args, plan)
-            return coord_.rebalance_timeout(cfg, w, *args)
-        if name == "SyncTimeout":
-            return eager_.sync_timeout(cfg, w, *args) if self._eager else None
-        if name in ("GcPause", "GcResume"):
-            (i,) = args
-            on_consumer = actor.startswith("C")
-            if name == "GcPause":
-                return (faults.consumer_pause if on_consumer else faults.broker_pause)(cfg, w, i)
-            return (faults.consumer_resume if on_consumer else faults.broker_resume)(cfg, w, i)
-        if name == "CutLink":
-            return faults.cut_link(cfg, w, *args)
-        if name == "HealLink":
-            return faults.heal_link(cfg, w, *args)
-        if name == "AddPartition":
-            return faults.add_partition(cfg, w, *args)
-        return None
+        if spec.plan:
+            return spec.handler(cfg, w, *args, plan)
+        return spec.handler(cfg, w, *args)
 
 
-# faults: taken or not, within their budgets (never fair); every other step is weakly fair (fairness())
-UNFAIR = frozenset(
-    {
-        "LeaveGroup",
-        "ConsumerCrash",
-        "ConsumerRestart",
-        "ConsumerJoin",
-        "GcPause",
-        "CoordinatorCrash",
-        "BrokerRestart",
-        "Failback",
-        "MoveLeadership",
-        "CutLink",
-        "AddPartition",
-        "PollStall",
-        "PollResume",
-    }
-)
-
-
-def member_timeout(cfg: Config, role: str) -> str | None:
-    """The per-member timeout a coordinator in ``role`` offers beside the session timeout, if the scenario
-    can ever enable it: the rebalance timeout while preparing, the SyncGroup timeout otherwise (today's
-    protocols). Both need a stalled poll loop (a ``poll_stalls`` budget), except the rebalance timeout with
-    ``wait_for_rejoin`` off; listing them nowhere else keeps them off every other scenario's hot path."""
-    stalls = cfg.budget.poll_stalls > 0
-    if role == PREPARE:
-        return "RebalanceTimeout" if stalls or not cfg.switches.wait_for_rejoin else None
-    return "SyncTimeout" if stalls and cfg.protocol != "classic" else None
-
-
-# timeouts of a member (fair per broker and member id)
-_MEMBER_TIMEOUTS = ("SessionExpired", "RebalanceTimeout", "SyncTimeout")
-# timeouts whose cause persists, listed in fairness() beside the protocol steps
-_EXTRA_CONSUMER_STEPS: tuple[str, ...] = ("PollTimeout",)
 # session timeouts get a fairness class per member id up to this many ids a consumer slot
 _FAIR_MEMBER_IDS = 3
-
-
-def _fair_key(a: Act) -> tuple[str, str, tuple[int, ...]] | None:
-    """The fairness class of action ``a`` as (step, actor, args): message handling and delivery per
-    connection whatever the message, a session timeout per member id, a step with choices whatever it
-    chooses; ``None`` for a fault."""
-    name = a.name
-    if name in UNFAIR:
-        return None
-    if name.startswith("Handle") and name[6:] in REQUESTS:
-        return ("Handle", a.actor, (a.args[1],))
-    if name in RESPONSES:
-        return ("Deliver", a.actor, (a.args[1],))
-    if name in _MEMBER_TIMEOUTS:
-        return (name, a.actor, (a.args[1],))
-    if name in ("HealLink",):
-        return (name, a.actor, a.args)
-    return (name, a.actor, ())
 
 
 def _runs(keys: list[tuple[int, ...]]) -> Iterator[tuple[int, int]]:
@@ -756,29 +698,27 @@ def _tie_orders(order: list[int], ties: list[tuple[int, int]]) -> Iterator[list[
         yield from _tie_orders([*order[:i], *arrangement, *order[j:]], rest)
 
 
-# how each action's arguments are read: c = consumer, b = broker, m = member id, t = topic; a trailing
-# "*": any number of choices follow (groupcheck.model.shared.choice)
-_SHAPES: dict[str, str] = {
-    **{name: "c" for name in _CONSUMER},
-    **{name: "b" for name in _EAGER_BROKER},
-    **{name: "b" for name in _BROKER},
-    **{"Handle" + r: "bc" for r in REQUESTS},
-    **{r: "cb" for r in RESPONSES},
-    "SessionExpired": "bm",
-    "RebalanceTimeout": "bm*",
-    "SyncTimeout": "bm",
-    "GcPause": "x",
-    "GcResume": "x",
-    "CutLink": "cb",
-    "HealLink": "cb",
-    "AddPartition": "t",
-    "CompleteJoin": "b*",
-    "HandleJoinGroup": "bc*",
-    "HandleSyncGroup": "bc*",
-}
-# the steps that can make choices, and how many of their arguments come before the choices
-_BASE_ARITY: dict[str, int] = {name: len(shape) - 1 for name, shape in _SHAPES.items() if shape.endswith("*")}
 MAX_CHOICES = 16
+
+
+def _builtin_union() -> tuple[dict[str, str], dict[str, int], frozenset[str]]:
+    """The built-in protocols' shapes, choice-step arities and unfair steps, read from their tables
+    (for code that has no model at hand: the simulator's swarm weights and shrinking)."""
+    from groupcheck.model.protocols.tables import COOPERATIVE, EAGER, SEED, STATIC
+
+    shapes: dict[str, str] = {}
+    unfair: set[str] = set()
+    for p in (SEED, EAGER, COOPERATIVE, STATIC):
+        for name in p.names():
+            shape = p.shape(name) or ""
+            if name not in shapes or shape.endswith("*"):
+                shapes[name] = shape
+        unfair |= p.unfair()
+    arity = {name: len(shape) - 1 for name, shape in shapes.items() if shape.endswith("*")}
+    return shapes, arity, frozenset(unfair)
+
+
+_SHAPES, _BASE_ARITY, UNFAIR = _builtin_union()
 
 
 def walk(model: GroupModel, w: World, *steps: tuple[str, str, tuple[int, ...]]) -> World:
@@ -786,7 +726,7 @@ def walk(model: GroupModel, w: World, *steps: tuple[str, str, tuple[int, ...]]) 
     For driving the model through a fixed story (tests, teaching). A step that makes choices but is given
     none takes its default outcome (new member ids rank last, a split write puts the membership first)."""
     for name, actor, args in steps:
-        if _BASE_ARITY.get(name) == len(args):
+        if model._arity.get(name) == len(args):
             plan = Plan(w)
             if model._run(w, name, actor, tuple(args), plan) is not None:
                 args = (*args, *plan.defaults)
@@ -799,9 +739,9 @@ def walk(model: GroupModel, w: World, *steps: tuple[str, str, tuple[int, ...]]) 
 
 def parse_action(cfg: Config, name: object, actor: object, args: object) -> Act:
     """Rebuild an action from trace data, or raise ValueError saying what is wrong with it."""
-    if not isinstance(name, str) or name not in _SHAPES:
+    shape = protocol_of(cfg).shape(name) if isinstance(name, str) else None
+    if shape is None:
         raise ValueError(f"unknown action {name!r}")
-    shape = _SHAPES[name]
     if shape.endswith("*"):
         shape = shape[:-1]
         if not isinstance(args, list | tuple) or not len(shape) <= len(args) <= len(shape) + MAX_CHOICES:

@@ -9,7 +9,7 @@ from pathlib import Path
 from groupcheck.checker.fingerprint import replace
 from groupcheck.checker.liveness import check_liveness, lasso_problems
 from groupcheck.checker.result import Verdict
-from groupcheck.model.group import UNFAIR, GroupModel, _fair_key, walk
+from groupcheck.model.group import GroupModel, walk
 from groupcheck.model.scenario import load_scenario
 from groupcheck.model.shared.config import Config, Switches
 from groupcheck.model.shared.generations import generations_in, renumber_generations
@@ -45,8 +45,8 @@ def test_every_protocol_step_is_fair_and_no_fault_is() -> None:
             for a in model.actions(w):
                 if model.next_state(w, a) is None:
                     continue
-                key = _fair_key(a)
-                if a.name in UNFAIR:
+                key = model._fair_key(a)
+                if a.name in model.protocol.unfair():
                     assert key is None, a
                     continue
                 assert key is not None, a

@@ -353,9 +353,8 @@ def test_the_listing_guards_leave_out_no_enabled_step(name: str) -> None:
     from collections import deque
     from pathlib import Path
 
-    from groupcheck.model.group import _COORDINATOR_STEPS, Act, broker_name, consumer_name
+    from groupcheck.model.group import Act, broker_name, consumer_name
     from groupcheck.model.scenario import load_scenario
-    from groupcheck.model.shared.state import NONE
 
     root = Path(__file__).resolve().parent.parent
     model = GroupModel(load_scenario(root / "specs" / f"{name}.toml").config)
@@ -366,21 +365,27 @@ def test_the_listing_guards_leave_out_no_enabled_step(name: str) -> None:
         w = queue.popleft()
         listed = list(model.actions(w))
         names = {(a.name, a.actor) for a in listed}
-        candidates = []
-        for c, cons in enumerate(w.consumers):
-            if cons.status not in GONE and cons.status not in ("down", "absent") and not cons.paused:
-                candidates += [Act(n, consumer_name(c), (c,)) for n in model._consumer_steps]
-        for b, br in enumerate(w.brokers):
-            if br.up and not br.paused and br.role != NONE:
-                steps = (*_COORDINATOR_STEPS[model.cfg.protocol], "LoadGroup")
-                candidates += [Act(n, broker_name(b), (b,)) for n in steps]
-        for act in candidates:
+        # every own step of every consumer and broker in the protocol's table, whatever its guard says
+        own = [s for s in model.protocol.actions if s.over == "self"]
+        candidates = [
+            (s, Act(s.name, consumer_name(c), (c,)))
+            for c in range(len(w.consumers))
+            for s in own
+            if s.actor == "consumer"
+        ]
+        candidates += [
+            (s, Act(s.name, broker_name(b), (b,)))
+            for b in range(len(w.brokers))
+            for s in own
+            if s.actor == "broker"
+        ]
+        for spec, act in candidates:
             if (act.name, act.actor) in names:
                 continue
             left_out += 1
             enabled = (
                 any(True for _ in model._outcomes(w, act))
-                if act.name == "CompleteJoin"
+                if spec.choices
                 else (model.next_state(w, act) is not None)
             )
             assert not enabled, f"{name}: {act} is enabled but not listed in {w}"

@@ -181,7 +181,7 @@ def test_listing_and_fingerprints_match_the_group_model(monkeypatch: pytest.Monk
 
 def test_a_listing_that_drifts_from_the_model_is_refused(monkeypatch: pytest.MonkeyPatch) -> None:
     """Should GroupModel gain an action the simulation model does not list, walks stop with one line."""
-    monkeypatch.setattr(sim.SimulationModel, "_broker_actions", lambda self, b, br, bud, leader: [])
+    monkeypatch.setattr(sim.SimulationModel, "_broker_actions", lambda self, w, b, br: [])
     sc = load_scenario(STABLE, simulation=True)
     drift = r"out of date with groupcheck\.model\.group: GroupModel lists"
     with pytest.raises(sim.ListingDrift, match=drift):

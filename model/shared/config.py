@@ -66,6 +66,8 @@ class Config:
     # renumber generations 1..k after every step (groupcheck.model.shared.generations): set for scenarios that
     # check a liveness property, so a rebalance storm is a cycle
     renumber_generations: bool = False
+    # a registered protocol built on ``protocol`` (a user's variant, docs/EXTENDING.md); None: ``protocol``
+    variant: str | None = None
 
     @property
     def sticky_user_data(self) -> bool:

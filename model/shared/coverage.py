@@ -5,7 +5,7 @@ coordinator never reaches, or turns off a mechanism that never had anything to d
 looked at what it names. After every run the engine's :class:`~checker.result.Coverage` (how often each
 action fired, which probes fired) is held against the scenario here:
 
-* a fault budget is **spent** when its action fired at least once (``FAULT_ACTIONS``);
+* a fault budget is **spent** when its action (the protocol's table says which) fired at least once;
 * a pinned phase is **reached** when some coordinator has completed that phase (probe ``phase:k``), and
   the pinned failover is **taken** when ``CoordinatorCrash`` fired (it is only enabled at that phase);
 * a switch turned off is **exercised** when some step's outcome differs from the one the same step has
@@ -24,20 +24,13 @@ from groupcheck.checker.contract import Probe
 from groupcheck.checker.result import Coverage
 from groupcheck.model.shared.config import FAULT_NAMES, Config, Switches
 
-# the action that spends each fault budget
-FAULT_ACTIONS: dict[str, str] = {
-    "coordinator_failovers": "CoordinatorCrash",
-    "failbacks": "Failback",
-    "network_partitions": "CutLink",
-    "gc_pauses": "GcPause",
-    "consumer_crashes": "ConsumerCrash",
-    "consumer_leaves": "LeaveGroup",
-    "consumer_joins": "ConsumerJoin",
-    "partition_growth": "AddPartition",
-    "leader_moves": "MoveLeadership",
-    "poll_stalls": "PollStall",
-}
-assert set(FAULT_ACTIONS) == set(FAULT_NAMES), "every fault budget needs the action that spends it"
+
+def fault_actions(cfg: Config) -> dict[str, str]:
+    """The action that spends each fault budget, as the scenario's protocol's table declares it."""
+    from groupcheck.model.actions import lookup
+
+    return lookup(cfg.variant or cfg.protocol).fault_actions()
+
 
 PHASE_ITEM = "failover_phase"
 
@@ -79,12 +72,13 @@ def probes(cfg: Config, model_of: Any) -> list[Probe[Any, Any]]:
 def unexercised(cfg: Config, coverage: Coverage) -> list[tuple[str, str]]:
     """(item, what never happened) for everything ``cfg`` asks for that the search never did."""
     out: list[tuple[str, str]] = []
+    spenders = fault_actions(cfg)
     for fault in FAULT_NAMES:
         budget = getattr(cfg.budget, fault)
-        if budget and not coverage.fired(FAULT_ACTIONS[fault]):
-            out.append(
-                (fault_item(fault), f"faults.{fault} = {budget}, but no {FAULT_ACTIONS[fault]} was taken")
-            )
+        action = spenders.get(fault)
+        if budget and (action is None or not coverage.fired(action)):
+            taken = f"no {action} was taken" if action else "the protocol has no action that spends it"
+            out.append((fault_item(fault), f"faults.{fault} = {budget}, but {taken}"))
     if cfg.failover_phase is not None:
         k = cfg.failover_phase
         if f"phase:{k}" not in coverage.probes:

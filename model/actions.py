@@ -1,0 +1,284 @@
+"""One action table per protocol: everything the model knows about an action, declared once.
+
+A protocol is a :class:`Protocol`: a name and a tuple of :class:`ActionSpec`. Each spec says, for one
+action, who takes it and how its arguments are enumerated (``over``), the listing guard that is a
+necessary condition for it (``when``), the handler that performs it (and decides whether it is enabled),
+its fairness class, the fault budget it spends, how a trace shows it (``kind``), a one-line description,
+and its **footprint**: the parts of the world it may read and write (tests/test_actions.py checks every
+handler call of catalogue searches against the declared writes). The model's listing, dispatch,
+fairness, coverage and vacuity, argument parsing and the trace's step kinds all read the table
+(:mod:`groupcheck.model.group`, :mod:`groupcheck.model.explain`, :mod:`groupcheck.model.shared.coverage`).
+
+The built-in protocols are registered by :mod:`groupcheck.model.protocols.tables`; a user's variant
+(:meth:`Protocol.variant`) is registered when the command line names its module (``--model``), never
+because a scenario file mentions it (docs/EXTENDING.md).
+
+This module is generic: it imports no protocol.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import inspect
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field, replace
+from typing import Any
+
+# who takes an action
+ACTOR_KINDS = ("consumer", "broker", "env")
+# how a trace shows a step (docs/TRACE_FORMAT.md); explain.describe refines "send" by what was sent
+TRACE_KINDS = ("send", "receive", "internal", "write", "timeout", "fault")
+# fairness: "fault" (never fair: taken or not within its budget); weakly fair one class per "actor" (the
+# step and who takes it), per "connection" (per link, whatever the message: message handling and
+# delivery), per "member" (a coordinator's timeout of one member id), per "args" (the step with its
+# arguments)
+FAIRNESS = ("fault", "actor", "connection", "member", "args")
+# how the listing enumerates an action's arguments:
+#   self       (i,)      the actor itself: a consumer c or a broker b
+#   requests   (b, c)    a broker, once per consumer whose link holds ``message`` at the head of its queue
+#   responses  (c, b)    a consumer, once per broker whose link holds ``message`` at the head of its queue
+#   members    (b, mid)  a coordinator, once per member id of its group
+#   links      (c, b)    the environment, once per link
+#   topics     (t,)      the environment, once per topic
+OVERS = ("self", "requests", "responses", "members", "links", "topics")
+# the parts of a world a footprint names; "consumer"/"broker"/"link" are the actor's own (the consumer
+# or broker the action's first argument names, or the link its (c, b) names), the plural the whole tuple
+PARTS = (
+    "consumer",
+    "consumers",
+    "broker",
+    "brokers",
+    "link",
+    "links",
+    "leader",
+    "log",
+    "sizes",
+    "budget",
+    "hist",
+)
+_SHAPE_OF = {
+    ("consumer", "self"): "c",
+    ("broker", "self"): "b",
+    ("broker", "requests"): "bc",
+    ("consumer", "responses"): "cb",
+    ("broker", "members"): "bm",
+    ("env", "links"): "cb",
+    ("env", "topics"): "t",
+}
+
+Handler = Callable[..., Any]
+Guard = Callable[..., bool]
+
+
+class ProtocolError(Exception):
+    """A protocol or action table that is not well formed (raised when it is built or registered)."""
+
+
+@dataclass(frozen=True)
+class ActionSpec:
+    """Everything the model knows about one action (see the module's docstring)."""
+
+    name: str
+    actor: str  # ACTOR_KINDS
+    over: str  # OVERS
+    handler: Handler  # (cfg, world, *args[, plan]) -> the next world, or None if not enabled
+    kind: str  # TRACE_KINDS
+    text: str  # one line: what the step does
+    fair: str = "actor"  # FAIRNESS
+    spends: str | None = None  # the fault budget it spends (listed only while some is left)
+    reads: frozenset[str] = frozenset()  # PARTS
+    writes: frozenset[str] = frozenset()  # PARTS
+    # the listing guard, a necessary condition only (the handler decides): (cfg, consumer) for a
+    # consumer's own step, (cfg, world, b, broker) for a broker's, None to list it whenever its actor is
+    when: Guard | None = None
+    plan: bool = False  # the handler takes the step's Plan as its last argument
+    choices: bool = False  # the step may choose among outcomes: the choices are trailing arguments
+    message: str | None = None  # requests/responses: the message kind at the head of the queue
+    request: str | None = None  # a consumer's step that sends this request (the trace draws the arrow)
+
+    def __post_init__(self) -> None:
+        where = f"action {self.name!r}"
+        if not self.name.isidentifier():
+            raise ProtocolError(f"{where}: a name is a Python identifier")
+        if (self.actor, self.over) not in _SHAPE_OF:
+            raise ProtocolError(f"{where}: a {self.actor} cannot take an action over {self.over!r}")
+        if self.kind not in TRACE_KINDS:
+            raise ProtocolError(f"{where}: kind {self.kind!r} is not one of {', '.join(TRACE_KINDS)}")
+        if self.fair not in FAIRNESS:
+            raise ProtocolError(f"{where}: fairness {self.fair!r} is not one of {', '.join(FAIRNESS)}")
+        if self.spends is not None and self.fair != "fault":
+            raise ProtocolError(f"{where}: a step that spends a fault budget is a fault (fair = 'fault')")
+        if (self.message is not None) != (self.over in ("requests", "responses")):
+            raise ProtocolError(f"{where}: requests and responses (only) name their message")
+        if self.choices and not self.plan:
+            raise ProtocolError(f"{where}: a step with choices takes its plan")
+        unknown = (self.reads | self.writes) - set(PARTS)
+        if unknown:
+            raise ProtocolError(f"{where}: unknown parts {sorted(unknown)} (known: {', '.join(PARTS)})")
+
+    @property
+    def shape(self) -> str:
+        """How its arguments are read: c = consumer, b = broker, m = member id, t = topic; ``*``: choices
+        follow."""
+        return _SHAPE_OF[(self.actor, self.over)] + ("*" if self.choices else "")
+
+    @property
+    def arity(self) -> int:
+        """How many arguments come before its choices."""
+        return len(_SHAPE_OF[(self.actor, self.over)])
+
+
+@dataclass(frozen=True)
+class Protocol:
+    """A protocol: its name, its action table (in listing order within each actor), and what a trace
+    says of it. ``base`` is the built-in protocol whose scenario settings (assignors, rejoin behaviour)
+    its handlers read (``Config.protocol``); a built-in protocol is its own base."""
+
+    name: str
+    summary: str
+    actions: tuple[ActionSpec, ...]
+    base: str = ""
+    # the order fairness classes are declared in within each actor, by action name (the order fixed when
+    # liveness came in: it decides which fair cycle is printed); None: table order
+    fairness_order: tuple[str, ...] | None = None
+    origin: dict[str, str] = field(default_factory=dict)  # a variant's module, object and source digest
+
+    def __post_init__(self) -> None:
+        if not self.name or not all(ch.isalnum() or ch in "-_" for ch in self.name):
+            raise ProtocolError(f"protocol {self.name!r}: a name is letters, digits, '-' and '_'")
+        if not self.base:
+            object.__setattr__(self, "base", self.name)
+        seen: set[tuple[str, str]] = set()
+        for spec in self.actions:
+            key = (spec.name, spec.actor)
+            if key in seen:
+                raise ProtocolError(f"protocol {self.name!r}: action {spec.name!r} of a {spec.actor} twice")
+            seen.add(key)
+        shapes: dict[str, str] = {}
+        for spec in self.actions:
+            # a consumer's and a broker's own step may share a name (GcPause): the actor says which
+            shape = "x" if spec.over == "self" and spec.actor != "env" else spec.shape
+            other = shapes.setdefault(spec.name, shape)
+            if other != shape:
+                raise ProtocolError(
+                    f"protocol {self.name!r}: action {spec.name!r} is read as {other!r} and {shape!r}"
+                )
+
+    # -- reading the table ----------------------------------------------------------------------------
+    def spec(self, name: str, actor: str = "") -> ActionSpec | None:
+        """The spec of action ``name`` taken by ``actor`` (``C1``, ``B2``, ``env``; any if empty)."""
+        kind = _actor_kind(actor)
+        for s in self.actions:
+            if s.name == name and (not kind or s.actor == kind):
+                return s
+        return None
+
+    def names(self) -> tuple[str, ...]:
+        return tuple(dict.fromkeys(s.name for s in self.actions))
+
+    def shape(self, name: str) -> str | None:
+        """How action ``name``'s arguments are read; ``x`` when consumers and brokers both take it (the
+        actor says which)."""
+        kinds = {s.actor for s in self.actions if s.name == name}
+        if not kinds:
+            return None
+        if kinds == {"consumer", "broker"}:
+            return "x" + ("*" if any(s.choices for s in self.actions if s.name == name) else "")
+        spec = self.spec(name)
+        assert spec is not None
+        return spec.shape
+
+    def fault_actions(self) -> dict[str, str]:
+        """Each fault budget -> the action that spends it."""
+        return {s.spends: s.name for s in self.actions if s.spends is not None}
+
+    def unfair(self) -> frozenset[str]:
+        return frozenset(s.name for s in self.actions if s.fair == "fault")
+
+    # -- variants -------------------------------------------------------------------------------------
+    def variant(
+        self,
+        name: str,
+        summary: str,
+        *,
+        handlers: dict[str, Handler] | None = None,
+        add: Iterable[tuple[ActionSpec, str]] = (),
+        remove: Iterable[str] = (),
+    ) -> Protocol:
+        """A protocol like this one but named ``name``: ``handlers`` replaces the handler of the actions
+        it names (of every actor that takes it), ``add`` puts each (spec, after) after the action named
+        ``after`` (of the same actor kind; "" for first), ``remove`` drops actions. Its base stays this
+        protocol's base, so scenarios read the same settings."""
+        handlers = dict(handlers or {})
+        missing = set(handlers) - set(self.names())
+        if missing:
+            raise ProtocolError(f"variant {name!r}: no action {sorted(missing)[0]!r} in {self.name!r}")
+        actions = [replace(s, handler=handlers[s.name]) if s.name in handlers else s for s in self.actions]
+        gone = set(remove)
+        if gone - set(self.names()):
+            raise ProtocolError(
+                f"variant {name!r}: no action {sorted(gone - set(self.names()))[0]!r} to remove"
+            )
+        actions = [s for s in actions if s.name not in gone]
+        for spec, after in add:
+            if not after:
+                at = next((i for i, s in enumerate(actions) if s.actor == spec.actor), len(actions))
+            else:
+                idx = [i for i, s in enumerate(actions) if s.name == after and s.actor == spec.actor]
+                if not idx:
+                    raise ProtocolError(f"variant {name!r}: no {spec.actor} action {after!r} to add after")
+                at = idx[0] + 1
+            actions.insert(at, spec)
+        return Protocol(name, summary, tuple(actions), self.base, self.fairness_order)
+
+
+def _actor_kind(actor: str) -> str:
+    if not actor:
+        return ""
+    if actor == "env":
+        return "env"
+    return "consumer" if actor[0] == "C" else "broker"
+
+
+# -- the registry -------------------------------------------------------------------------------------------
+_REGISTRY: dict[str, Protocol] = {}
+# old names of built-in protocols, read as their new names with a note (model.scenario)
+ALIASES: dict[str, str] = {}
+
+
+def register(protocol: Protocol, *, replace_existing: bool = False) -> Protocol:
+    """Make ``protocol`` available to scenarios by its name. A name taken by another protocol is refused
+    (a variant never shadows a built-in protocol silently)."""
+    old = _REGISTRY.get(protocol.name)
+    if old is not None and old is not protocol and not replace_existing:
+        raise ProtocolError(f"a protocol named {protocol.name!r} is already registered")
+    if protocol.base not in _REGISTRY and protocol.base != protocol.name:
+        raise ProtocolError(f"protocol {protocol.name!r}: its base {protocol.base!r} is not registered")
+    _REGISTRY[protocol.name] = protocol
+    return protocol
+
+
+def lookup(name: str) -> Protocol:
+    """The registered protocol ``name`` (an old name is read as its new one); KeyError if none."""
+    _load_builtins()
+    return _REGISTRY[ALIASES.get(name, name)]
+
+
+def registered() -> tuple[str, ...]:
+    _load_builtins()
+    return tuple(_REGISTRY)
+
+
+def _load_builtins() -> None:
+    if "classic" not in _REGISTRY:
+        import groupcheck.model.protocols.tables  # noqa: F401  (registers the built-in protocols)
+
+
+def source_digest(obj: object) -> str:
+    """SHA-256 of the source file of the module that defines ``obj`` (a variant's identity in a trace)."""
+    module = inspect.getmodule(obj)
+    path = getattr(module, "__file__", None)
+    if path is None:
+        raise ProtocolError(f"{obj!r}: no source file to identify it by")
+    with open(path, "rb") as f:
+        return hashlib.sha256(f.read()).hexdigest()
