@@ -968,6 +968,7 @@ def build_parser() -> argparse.ArgumentParser:
         "[expect] into their files (those among PATH, or all), asking first (see pin)",
     )
     p.add_argument("--yes", action="store_true", help="with --expect-from: write without asking")
+    _model_option(p)
     p.set_defaults(func=cmd_check)
     p = sub.add_parser(
         "pin", help="write a scenario's answer (the verdict found) into its [expect], once you agree with it"
@@ -1004,13 +1005,16 @@ def build_parser() -> argparse.ArgumentParser:
     p.set_defaults(func=cmd_sweep)
     p = sub.add_parser("replay", help="re-run a trace.json through the model")
     p.add_argument("trace", metavar="TRACE.json")
+    _model_option(p)
     p.set_defaults(func=cmd_replay)
     p = sub.add_parser("show", help="narrate a trace.json in plain text")
     p.add_argument("trace", metavar="TRACE.json")
+    _model_option(p)
     p.set_defaults(func=cmd_show)
     p = sub.add_parser("render", help="write a trace.json's viewer and drawings (trace.html, .dot, .svg...)")
     p.add_argument("trace", metavar="TRACE.json")
     p.add_argument("--out", metavar="DIR", help="where to write them (default: the trace's own folder)")
+    _model_option(p)
     p.set_defaults(func=cmd_render)
     p = sub.add_parser("prove-assignors", help="bounded z3 proofs of the assignors' properties")
     limits = {"members": 5, "topics": 4, "partitions": 8}
@@ -1090,6 +1094,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument(
         "--strict", action="store_true", help="fail (exit 1) on vacuity warnings and suspected livelocks too"
     )
+    _model_option(p)
     p.set_defaults(func=cmd_simulate)
     return parser
 
@@ -1102,7 +1107,31 @@ _INPUT_ERRORS = (
     ("groupcheck.traces.document", "TraceFormatError"),
     ("groupcheck.traces.svg", "TraceRenderError"),
     ("groupcheck.pin", "PinError"),
+    ("groupcheck.variants", "VariantError"),
 )
+
+MODEL_HELP = (
+    "load a protocol variant of your own: a Protocol named NAME in MODULE (a module or a .py file); "
+    "scenarios then name it in protocol (docs/EXTENDING.md). Repeatable"
+)
+
+
+def _model_option(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--model", action="append", default=[], metavar="MODULE:NAME", help=MODEL_HELP)
+
+
+def _load_variants(args: argparse.Namespace) -> None:
+    """Import and register the variants ``--model`` names (before anything reads a scenario)."""
+    refs = getattr(args, "model", None) or []
+    if not refs:
+        return
+    from groupcheck.variants import VariantError, load_variant
+
+    for ref in refs:
+        load_variant(ref)
+    if getattr(args, "engine", "local") == "spark":
+        # Spark's executors are other Python processes, which would not have imported the variant
+        raise VariantError("--model: a variant runs on the local engine only (not --engine spark)")
 
 
 def _is_bad_input(exc: BaseException) -> bool:
@@ -1117,6 +1146,7 @@ def _is_bad_input(exc: BaseException) -> bool:
 def main(argv: Sequence[str] | None = None) -> int:
     try:
         args = build_parser().parse_args(argv)
+        _load_variants(args)
         return int(args.func(args))
     except Exception as exc:
         if _is_bad_input(exc):

@@ -155,6 +155,11 @@ def _scenario(doc: dict[str, Any], source: str) -> Scenario:
     """The embedded scenario, within the simulation limits: a replay costs a step of the model per
     recorded step, so the larger groups that ``groupcheck simulate`` walks and shrinks (beyond what an
     exhaustive search takes) replay too."""
+    from groupcheck.variants import trace_model_problem
+
+    problem = trace_model_problem(doc)
+    if problem is not None:
+        raise TraceFormatError(f"{source}: {problem}")
     try:
         return scenario_from_data(doc["scenario"], f"{source} (embedded scenario)", simulation=True)
     except ScenarioError as exc:

@@ -489,8 +489,11 @@ def trace_document(scenario: Scenario, result: Result) -> dict[str, Any]:
         )
         before, before_w = after, step.state
     prop = cex.property
+    # a user's protocol variant: which one made the trace (replay and render rebuild it, or refuse)
+    variant = {"model": {"protocol": cfg.variant, **protocol_of(cfg).origin}} if cfg.variant else {}
     return {
         "schema": SCHEMA,
+        **variant,
         "scenario": scenario.data,
         "scenario_path": scenario.source,
         "property": {

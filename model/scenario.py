@@ -270,6 +270,24 @@ def _int(
     return value
 
 
+def _protocol(data: dict[str, Any], source: str) -> tuple[str, str | None]:
+    """The scenario's protocol, and its variant when it names a registered one (``--model`` loaded it:
+    a scenario file never makes groupcheck import code)."""
+    from groupcheck.model.actions import lookup, registered
+
+    value = data.get("protocol", "classic")
+    if isinstance(value, str) and value in PROTOCOLS:
+        return value, None
+    if isinstance(value, str) and value in registered():
+        return lookup(value).base, value
+    raise _err(
+        source,
+        "protocol",
+        f"must be one of {', '.join(PROTOCOLS)}, got {short(value)}"
+        " (a protocol of your own is loaded with --model MODULE:NAME, docs/EXTENDING.md)",
+    )
+
+
 def _choice(data: dict[str, Any], key: str, allowed: tuple[str, ...], default: str, source: str) -> str:
     value = data.get(key, default)
     if not isinstance(value, str) or value not in allowed:
@@ -375,7 +393,7 @@ def scenario_from_data(data: Any, source: str, *, simulation: bool = False) -> S
     problem = _text(description, MAX_DESCRIPTION_CHARS)
     if problem is not None:
         raise _err(source, "description", problem)
-    protocol = _choice(data, "protocol", PROTOCOLS, "classic", source)
+    protocol, variant = _protocol(data, source)
     default_assignor = "cooperative-sticky" if protocol == "cooperative" else "range"
     assignor = _choice(data, "assignor", tuple(ASSIGNORS), default_assignor, source)
     if protocol == "cooperative" and assignor != "cooperative-sticky":
@@ -462,6 +480,7 @@ def scenario_from_data(data: Any, source: str, *, simulation: bool = False) -> S
         failover_phase=phase,
         switches=switches,
         protocol=protocol,
+        variant=variant,
         assignor=assignor,
         renumber_generations=any(p in LIVENESS_NAMES for p in props_raw),
     )
