@@ -1122,6 +1122,9 @@ def _model_option(p: argparse.ArgumentParser) -> None:
 
 def _load_variants(args: argparse.Namespace) -> None:
     """Import and register the variants ``--model`` names (before anything reads a scenario)."""
+    from groupcheck.model.actions import forget_variants
+
+    forget_variants()
     refs = getattr(args, "model", None) or []
     if not refs:
         return

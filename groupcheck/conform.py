@@ -50,7 +50,7 @@ from typing import Any
 
 from groupcheck.model import Act, GroupModel
 from groupcheck.model.explain import describe
-from groupcheck.model.group import _SHAPES, consumer_name
+from groupcheck.model.group import consumer_name, known_actions
 from groupcheck.model.protocols.coordinator import holds_request_of
 from groupcheck.model.protocols.eager import group_state
 from groupcheck.model.protocols.tables import REQUESTS, RESPONSES
@@ -1080,7 +1080,7 @@ def _connection_close(case: Case) -> bool:
 
 def _base(act: Act) -> tuple[str, str, tuple[int, ...]]:
     """An action without the trailing choices of its step (:mod:`groupcheck.model.shared.choice`)."""
-    shape = _SHAPES.get(act.name)
+    shape = known_actions()[0].get(act.name)
     n = len(shape.rstrip("*")) if shape is not None else len(act.args)
     return (act.name, act.actor, act.args[:n])
 

@@ -72,13 +72,7 @@ from groupcheck.checker.simulate import (
 )
 from groupcheck.model.actions import lookup
 from groupcheck.model.explain import trace_document
-from groupcheck.model.group import (
-    _BASE_ARITY,
-    _SHAPES,
-    UNFAIR,
-    Act,
-    GroupModel,
-)
+from groupcheck.model.group import Act, GroupModel, known_actions
 from groupcheck.model.scenario import (
     MAX_NAME_CHARS,
     Scenario,
@@ -103,8 +97,7 @@ from groupcheck.traces import write_bundle
 
 # the weights a swarm walk gives action labels (each label one of these, drawn from the walk's seed)
 WEIGHTS = (0.1, 0.3, 1.0, 1.0, 3.0, 10.0)
-# every action label of the model (action names), and how a walk reads an action's label (fast)
-ACTION_LABELS: tuple[str, ...] = tuple(sorted(_SHAPES))
+# how a walk reads an action's label (fast); the labels are every registered protocol's action names
 _NAME = operator.attrgetter("name")
 # the action that spends each fault budget (every built-in protocol's table agrees)
 FAULT_ACTIONS = lookup("classic").fault_actions()
@@ -327,7 +320,7 @@ class SimulationModel(GroupModel):
         theirs = {_representative(a) for a in GroupModel.actions(self, w)}
         left_out = {a for u in self._units if u is not None for a in (*u.disabled, *u.disabled_light)}
         ours = set(listed) | left_out
-        plain = {a for a in ours if a.name not in _BASE_ARITY}
+        plain = {a for a in ours if a.name not in self._arity}
         missing = sorted(map(str, theirs - ours))
         # GroupModel.actions leaves out steps its listing guards know to be disabled: only an enabled
         # step it does not list is a drift
@@ -352,7 +345,7 @@ class SimulationModel(GroupModel):
 
     # -- successors --------------------------------------------------------------------------------------
     def next_state(self, w: World, a: Act) -> World | None:
-        n = _BASE_ARITY.get(a.name)
+        n = self._arity.get(a.name)
         if n is not None and len(a.args) == n:  # a representative: the default outcome
             nxt = self._run(w, a.name, a.actor, a.args, Plan(w))
         elif n is None:
@@ -409,7 +402,7 @@ class SimulationModel(GroupModel):
     def refine(self, w: World, act: Act, choose: Callable[[int], int]) -> Act:
         """``act`` with each of its step's choices drawn by ``choose`` (``act`` itself for a step that
         makes none)."""
-        n = _BASE_ARITY.get(act.name)
+        n = self._arity.get(act.name)
         if n is None:
             return act
         base = act.args[:n]
@@ -421,7 +414,7 @@ class SimulationModel(GroupModel):
     def explicit(self, w: World, act: Act) -> Act:
         """``act`` with its default outcome spelt out when it is a representative (the action as
         :class:`GroupModel` reads it)."""
-        n = _BASE_ARITY.get(act.name)
+        n = self._arity.get(act.name)
         if n is None or len(act.args) != n:
             return act
         plan = Plan(w)
@@ -540,7 +533,7 @@ class _Unit:
 
 def _representative(a: Act) -> Act:
     """A listed step with choices, by its arguments without them."""
-    n = _BASE_ARITY.get(a.name)
+    n = known_actions()[1].get(a.name)
     return a if n is None or len(a.args) == n else Act(a.name, a.actor, a.args[:n])
 
 
@@ -550,7 +543,7 @@ def same_family(option: Act, action: Act) -> list[int] | None:
     None."""
     if option.name != action.name or option.actor != action.actor:
         return None
-    n = _BASE_ARITY.get(action.name)
+    n = known_actions()[1].get(action.name)
     if n is None:
         return [] if option.args == action.args else None
     if option.args[:n] != action.args[:n]:
@@ -881,9 +874,9 @@ class _Liveness:
 
 def _is_fault(a: Act) -> bool:
     """A step the fair schedule never takes: what the exhaustive check does not hold fair
-    (:data:`groupcheck.model.group.UNFAIR`) — the faults, and the ends of those a group must settle
+    (the tables' ``fair = "fault"``) — the faults, and the ends of those a group must settle
     without: a crashed process's restart, a stalled poll loop's resumption."""
-    return a.name in UNFAIR
+    return a.name in known_actions()[2]
 
 
 def quiet(w: World) -> bool:
@@ -996,7 +989,7 @@ class Walker:
         liveness = _Liveness(stable, self.k, model.action_label, self.tail, fair, steady, leads_to)
         phases = _Phases()
 
-        weighed = sw.weights_for(ACTION_LABELS)
+        weighed = sw.weights_for(tuple(sorted(known_actions()[0])))
         weights, held = weighed if weighed is not None else (None, {})
 
         before: list[Any] = [None]  # the state the step was taken from
@@ -1322,10 +1315,11 @@ def _hypothesis_minimal(
 
 def _without_consumer(actions: Sequence[Act], c: int) -> list[Act]:
     """``actions`` without those of consumer ``c`` (or of a link of its), the consumers after it renumbered
-    one down (:data:`~groupcheck.model.group._SHAPES` says which arguments are consumers)."""
+    one down (the protocols' tables say which arguments are consumers)."""
+    shapes = known_actions()[0]
     out: list[Act] = []
     for a in actions:
-        shape = _SHAPES[a.name].rstrip("*")
+        shape = shapes[a.name].rstrip("*")
         args = list(a.args)
         mine = False
         for i, kind in enumerate(shape):

@@ -258,6 +258,13 @@ def register(protocol: Protocol, *, replace_existing: bool = False) -> Protocol:
     return protocol
 
 
+def forget_variants() -> None:
+    """Unregister every variant a ``--model`` loaded (each command line starts from the built-in
+    protocols and what its own flags load)."""
+    for name in [n for n, p in _REGISTRY.items() if p.origin]:
+        del _REGISTRY[name]
+
+
 def lookup(name: str) -> Protocol:
     """The registered protocol ``name`` (an old name is read as its new one); KeyError if none."""
     _load_builtins()

@@ -701,24 +701,32 @@ def _tie_orders(order: list[int], ties: list[tuple[int, int]]) -> Iterator[list[
 MAX_CHOICES = 16
 
 
-def _builtin_union() -> tuple[dict[str, str], dict[str, int], frozenset[str]]:
-    """The built-in protocols' shapes, choice-step arities and unfair steps, read from their tables
-    (for code that has no model at hand: the simulator's swarm weights and shrinking)."""
-    from groupcheck.model.protocols.tables import COOPERATIVE, EAGER, SEED, STATIC
+_UNION: dict[tuple[int, ...], tuple[dict[str, str], dict[str, int], frozenset[str]]] = {}
 
+
+def known_actions() -> tuple[dict[str, str], dict[str, int], frozenset[str]]:
+    """Every registered protocol's action shapes, choice-step arities and unfair steps (for code that
+    has no model at hand: the simulator's swarm weights, shrinking and replay), read from their tables
+    and remembered until another variant is registered."""
+    from groupcheck.model.actions import registered
+
+    protocols = [lookup(n) for n in registered()]
+    key = tuple(id(p) for p in protocols)
+    hit = _UNION.get(key)
+    if hit is not None:
+        return hit
     shapes: dict[str, str] = {}
     unfair: set[str] = set()
-    for p in (SEED, EAGER, COOPERATIVE, STATIC):
+    for p in protocols:
         for name in p.names():
             shape = p.shape(name) or ""
             if name not in shapes or shape.endswith("*"):
                 shapes[name] = shape
         unfair |= p.unfair()
     arity = {name: len(shape) - 1 for name, shape in shapes.items() if shape.endswith("*")}
-    return shapes, arity, frozenset(unfair)
-
-
-_SHAPES, _BASE_ARITY, UNFAIR = _builtin_union()
+    _UNION.clear()
+    _UNION[key] = (shapes, arity, frozenset(unfair))
+    return _UNION[key]
 
 
 def walk(model: GroupModel, w: World, *steps: tuple[str, str, tuple[int, ...]]) -> World:

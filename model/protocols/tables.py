@@ -195,7 +195,7 @@ def _consumer_steps(sync: bool) -> list[ActionSpec]:
                 writes=net,
             ),
         )
-    gives_up = _parts("consumer consumers links hist")
+    gives_up = _parts("consumer consumers links brokers hist")
     steps += [
         ActionSpec(
             "CoordinatorTimeout",
@@ -312,7 +312,7 @@ def _consumer_steps(sync: bool) -> list[ActionSpec]:
             spends="consumer_crashes",
             when=lambda cfg, c: c.status not in GONE,
             reads=_parts("consumer budget"),
-            writes=_parts("consumer links budget hist"),
+            writes=_parts("consumer links brokers budget hist"),
         ),
     ]
     return steps
