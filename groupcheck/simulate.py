@@ -279,7 +279,7 @@ class SimulationModel(GroupModel):
             out += hit[3]
         env = self._env_cache
         if env is None or env[0] is not bud or env[1] != len(w.sizes):
-            env = self._env_cache = (bud, len(w.sizes), list(self.topic_actions(w)))
+            env = self._env_cache = (bud, len(w.sizes), self.topic_actions(w))
         out += env[2]
         self._listed_for = w
         if self._listings % DRIFT_CHECK_EVERY == 0:
@@ -301,17 +301,17 @@ class SimulationModel(GroupModel):
     def _consumer_actions(self, w: World, c: int, cons: Any) -> list[Act]:
         """What :meth:`GroupModel.actions` lists for consumer ``c`` (steps with choices by their
         representative), the requests each broker may take from it, and the steps of its links."""
-        out = list(self.consumer_actions(w, c, cons, expand=False))
+        out = self.consumer_actions(w, c, cons, False)
         for b, br in enumerate(w.brokers):
             if self.requests_listed(w, b, br):
-                out += self.request_actions(w, b, c, expand=False)
+                self.request_actions(w, b, c, False, out)
         for b in range(self.cfg.brokers):
-            out += self.link_actions(w, c, b)
+            self.link_actions(w, c, b, out)
         return out
 
     def _broker_actions(self, w: World, b: int, br: Any) -> list[Act]:
         """What :meth:`GroupModel.actions` lists for broker ``b``'s own steps (not the requests it takes)."""
-        return list(self.broker_actions(w, b, br, expand=False, requests=False))
+        return self.broker_actions(w, b, br, False, False)
 
     def _check_listing(self, w: World, listed: list[Act]) -> None:
         """Raise :class:`ListingDrift` unless ``listed`` (and what was left out of it as not enabled)

@@ -464,22 +464,32 @@ class GroupModel(Model[World, Act]):
             return (a.name, a.actor, a.args)
         return (a.name, a.actor, ())
 
-    def actions(self, w: World) -> Iterator[Act]:
+    def actions(self, w: World) -> list[Act]:  # type: ignore[override]
         """The actions whose listing guards hold in ``w``, actor by actor in the table's order: each
         consumer's, each broker's, then the environment's (each link's, each topic's). A step with choices
         is offered once per outcome."""
+        out: list[Act] = []
         for c, cons in enumerate(w.consumers):
-            yield from self.consumer_actions(w, c, cons)
+            self.consumer_actions(w, c, cons, True, out)
         for b, br in enumerate(w.brokers):
-            yield from self.broker_actions(w, b, br)
-        yield from self.env_actions(w)
+            self.broker_actions(w, b, br, True, True, out)
+        if self._link_specs:
+            for c in range(len(w.consumers)):
+                for b in range(self.cfg.brokers):
+                    self.link_actions(w, c, b, out)
+        self.topic_actions(w, out)
+        return out
 
     # The listing, part by part: the exhaustive search lists every part of a world (``actions``); the
     # simulator lists each part again only when it changed (groupcheck.simulate.SimulationModel). With
     # ``expand`` off a step with choices is listed once, by its arguments without the choices (a
     # representative: the simulator draws the outcome).
-    def consumer_actions(self, w: World, c: int, cons: Consumer, expand: bool = True) -> Iterator[Act]:
-        """Consumer ``c``'s own steps and the responses it may receive."""
+    def consumer_actions(
+        self, w: World, c: int, cons: Consumer, expand: bool = True, out: list[Act] | None = None
+    ) -> list[Act]:
+        """Consumer ``c``'s own steps and the responses it may receive (appended to ``out``)."""
+        if out is None:
+            out = []
         me = consumer_name(c)
         bud = w.budget
         for spec in self._consumer_listing_of(cons):
@@ -491,40 +501,54 @@ class GroupModel(Model[World, Act]):
                     if pending:
                         r = responses.get(pending[0].kind)
                         if r is not None:
-                            yield Act(r.name, me, (c, b))
+                            out.append(Act(r.name, me, (c, b)))
                 continue
             spends = spec.spends  # type: ignore[attr-defined]
             if spends is not None and not getattr(bud, spends):
                 continue
             act = Act(spec.name, me, (c,))  # type: ignore[attr-defined]
             if expand and spec.choices:  # type: ignore[attr-defined]
-                yield from self._outcomes(w, act)
+                out.extend(self._outcomes(w, act))
             else:
-                yield act
+                out.append(act)
+        return out
 
-    def request_actions(self, w: World, b: int, c: int, expand: bool = True) -> Iterator[Act]:
+    def request_actions(
+        self, w: World, b: int, c: int, expand: bool = True, out: list[Act] | None = None
+    ) -> list[Act]:
         """Broker ``b`` taking the request at the head of consumer ``c``'s queue to it (no guard)."""
+        if out is None:
+            out = []
         pending = w.links[c * self.cfg.brokers + b].to_broker
         if pending:
             r = self._requests.get(pending[0].kind)
             if r is not None:
                 act = Act(r.name, broker_name(b), (b, c))
                 if expand and r.choices:
-                    yield from self._outcomes(w, act)
+                    out.extend(self._outcomes(w, act))
                 else:
-                    yield act
+                    out.append(act)
+        return out
 
     def broker_actions(
-        self, w: World, b: int, br: Broker, expand: bool = True, requests: bool = True
-    ) -> Iterator[Act]:
+        self,
+        w: World,
+        b: int,
+        br: Broker,
+        expand: bool = True,
+        requests: bool = True,
+        out: list[Act] | None = None,
+    ) -> list[Act]:
         """Broker ``b``'s steps (with the requests it may take, unless ``requests`` is off)."""
+        if out is None:
+            out = []
         me = broker_name(b)
         bud = w.budget
         for spec in self._broker_listing_of(w, b, br):
             if spec is _REQUESTS_AT:
                 if requests:
                     for c in range(len(w.consumers)):
-                        yield from self.request_actions(w, b, c, expand)
+                        self.request_actions(w, b, c, expand, out)
                 continue
             spends = spec.spends  # type: ignore[attr-defined]
             if spends is not None and not getattr(bud, spends):
@@ -535,44 +559,43 @@ class GroupModel(Model[World, Act]):
                 for mid, _ in br.members:
                     act = Act(name, me, (b, mid))
                     if choices:
-                        yield from self._outcomes(w, act)
+                        out.extend(self._outcomes(w, act))
                     else:
-                        yield act
+                        out.append(act)
             elif choices:
-                yield from self._outcomes(w, Act(name, me, (b,)))
+                out.extend(self._outcomes(w, Act(name, me, (b,))))
             else:
-                yield Act(name, me, (b,))
+                out.append(Act(name, me, (b,)))
+        return out
 
     def requests_listed(self, w: World, b: int, br: Broker) -> bool:
         """Whether broker ``b`` takes requests in ``w`` (the guard of its first request step)."""
         return any(s is _REQUESTS_AT for s in self._broker_listing_of(w, b, br))
 
-    def link_actions(self, w: World, c: int, b: int) -> Iterator[Act]:
+    def link_actions(self, w: World, c: int, b: int, out: list[Act] | None = None) -> list[Act]:
         """The environment's steps on the link between consumer ``c`` and broker ``b``."""
+        if out is None:
+            out = []
         cfg, bud = self.cfg, w.budget
         ln = w.links[c * cfg.brokers + b]
         for spec in self._link_specs:
             if spec.spends is not None and not getattr(bud, spec.spends):
                 continue
             if spec.when is None or spec.when(cfg, w, c, b, ln):
-                yield Act(spec.name, "env", (c, b))
+                out.append(Act(spec.name, "env", (c, b)))
+        return out
 
-    def topic_actions(self, w: World) -> Iterator[Act]:
+    def topic_actions(self, w: World, out: list[Act] | None = None) -> list[Act]:
         """The environment's steps on topics."""
+        if out is None:
+            out = []
         bud = w.budget
         for spec in self._topic_specs:
             if spec.spends is not None and not getattr(bud, spec.spends):
                 continue
             for t in range(len(w.sizes)):
-                yield Act(spec.name, "env", (t,))
-
-    def env_actions(self, w: World) -> Iterator[Act]:
-        """The environment's steps: each link's, then each topic's."""
-        if self._link_specs:
-            for c in range(len(w.consumers)):
-                for b in range(self.cfg.brokers):
-                    yield from self.link_actions(w, c, b)
-        yield from self.topic_actions(w)
+                out.append(Act(spec.name, "env", (t,)))
+        return out
 
     def _consumer_listing_of(self, cons: Consumer) -> tuple[object, ...]:
         """The consumer's specs whose listing guards hold (budgets aside), remembered by identity."""
