@@ -46,6 +46,13 @@ class UsageError(Exception):
     pass
 
 
+def write_atomically(path: str | Path, text: str) -> None:
+    """Write a summary or report through a temporary file and a rename (traces.files), never torn."""
+    from groupcheck.traces.files import write_atomically as write
+
+    write(path, text)
+
+
 def need_spark(what: str) -> None:
     """Raise a one-line :class:`UsageError` naming the extra when PySpark is not installed."""
     try:
@@ -278,12 +285,10 @@ def cmd_check(args: argparse.Namespace) -> int:
         strict = "; --strict fails on them" if args.strict else "; --strict would fail on them"
         print(f"{len(vacuous)} scenario(s) left something they ask for unexercised (warnings above){strict}")
     if args.json:
-        Path(args.json).write_text(
-            json.dumps([o.summary() for o in outcomes], indent=2) + "\n", encoding="utf-8"
-        )
+        write_atomically(args.json, json.dumps([o.summary() for o in outcomes], indent=2) + "\n")
     if args.junit:
         text = junit_xml(outcomes, strict=args.strict, errors=problems)
-        Path(args.junit).write_text(text, encoding="utf-8")
+        write_atomically(args.junit, text)
     if stopper.signal is not None:
         left = len(scenarios) - len(outcomes)
         print(f"interrupted: {left} scenario(s) not checked", file=sys.stderr)
@@ -517,7 +522,7 @@ def cmd_show(args: argparse.Namespace) -> int:
 def cmd_render(args: argparse.Namespace) -> int:
     """Write a trace file's bundle again (the viewer, DOT, Mermaid, ...), e.g. after an upgrade, from the
     document re-derived by replaying it (refused when it does not replay)."""
-    from groupcheck.traces.bundle import write_bundle
+    from groupcheck.traces.bundle import FILES, write_bundle
     from groupcheck.traces.svg import INSTALL_HINT
     from groupcheck.verify import ReplayError, verified_document
 
@@ -528,7 +533,9 @@ def cmd_render(args: argparse.Namespace) -> int:
     except ReplayError as exc:
         print(f"groupcheck: {exc}", file=sys.stderr)
         return EXIT_UNEXPECTED
-    paths = write_bundle(doc, out)
+    target = out / FILES["json"]
+    same = target.exists() and os.path.samefile(target, source)  # never rewrite the input itself
+    paths = write_bundle(doc, out, json=not same)
     print(f"{paths['html']} (open it in a browser)")
     if "svg" not in paths:
         print(f"note: {INSTALL_HINT}")
@@ -566,7 +573,7 @@ def cmd_prove_assignors(args: argparse.Namespace) -> int:
             "z3": z3.get_version_string(),
             "results": [r.to_dict() for r in results],
         }
-        Path(args.json).write_text(json.dumps(summary, indent=2) + "\n", encoding="utf-8")
+        write_atomically(args.json, json.dumps(summary, indent=2) + "\n")
     return EXIT_UNEXPECTED if bad else EXIT_OK
 
 
@@ -740,7 +747,7 @@ def cmd_simulate(args: argparse.Namespace) -> int:
         print(f"{len(doubtful)} scenario(s) with warnings or suspected livelocks (above){strict}")
     if args.json:
         text = json.dumps([o.summary() for o in outcomes], indent=2) + "\n"
-        Path(args.json).write_text(text, encoding="utf-8")
+        write_atomically(args.json, text)
     return _finish(EXIT_UNEXPECTED if bad or (args.strict and doubtful) else EXIT_OK, len(outcomes), problems)
 
 
@@ -1126,7 +1133,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
             return EXIT_OK
         if isinstance(exc, OSError):
-            print(f"groupcheck: {exc.filename or ''}: {exc.strerror or exc}", file=sys.stderr)
+            where = f"{exc.filename}: " if exc.filename else ""  # never "groupcheck: : ..."
+            print(f"groupcheck: {where}{exc.strerror or exc}", file=sys.stderr)
             return EXIT_BAD_INPUT
         raise
     except KeyboardInterrupt:

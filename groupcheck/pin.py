@@ -17,13 +17,13 @@ from __future__ import annotations
 
 import copy
 import json
-import os
 import re
-import tempfile
 import tomllib
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
+
+from groupcheck.traces.files import write_atomically
 
 _EXPECT_HEADER = re.compile(r"^[ \t]*\[[ \t]*expect[ \t]*\][ \t]*(?:#[^\n]*)?\r?$", re.M)
 _TABLE_HEADER = re.compile(r"^[ \t]*\[", re.M)
@@ -102,18 +102,7 @@ def with_expect(text: str, verdict: str, prop: str | None, source: str = "scenar
 
 def write_text_atomically(path: Path, text: str) -> None:
     """Replace ``path``'s content by ``text`` (UTF-8, newlines as given) through a rename."""
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".pin")
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8", newline="") as f:
-            f.write(text)
-        try:
-            os.chmod(tmp, path.stat().st_mode & 0o7777)
-        except OSError:
-            pass
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
+    write_atomically(path, text)
 
 
 def pin_file(path: str | Path, verdict: str, prop: str | None) -> None:

@@ -38,6 +38,7 @@ import copy
 import csv
 import functools
 import gc
+import io
 import json
 import math
 import multiprocessing as mp
@@ -101,6 +102,7 @@ from groupcheck.model.shared.symmetry import (
     rename_member_ids,
 )
 from groupcheck.traces import write_bundle
+from groupcheck.traces.files import write_atomically
 
 # the weights a swarm walk gives action labels (each label one of these, drawn from the walk's seed)
 WEIGHTS = (0.1, 0.3, 1.0, 1.0, 3.0, 10.0)
@@ -1874,7 +1876,7 @@ def write_counterexample(
     text = toml_text(table)
     if tomllib.loads(text) != table:  # pragma: no cover - toml_text writes what it is given
         raise SimulationError(f"{pin_path}: the scenario table does not survive TOML")
-    pin_path.write_text(text, encoding="utf-8")
+    write_atomically(pin_path, text)
     return where, pin_path, note
 
 
@@ -1886,10 +1888,11 @@ def write_rows(
     out.mkdir(parents=True, exist_ok=True)
     rows = [r.as_dict(o.scenario.name) for o in outcomes for r in o.rows]
     paths = [out / "walks.csv"]
-    with open(paths[0], "w", newline="", encoding="utf-8") as f:
-        writer = csv.DictWriter(f, fieldnames=ROW_COLUMNS)
-        writer.writeheader()
-        writer.writerows(rows)
+    buf = io.StringIO(newline="")
+    writer = csv.DictWriter(buf, fieldnames=ROW_COLUMNS)
+    writer.writeheader()
+    writer.writerows(rows)
+    write_atomically(paths[0], buf.getvalue())
     if parquet:
         from groupcheck.checker.spark import DEFAULT_MASTER, spark_session
 

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import copy
 import csv
+import io
 import itertools
 import json
 import math
@@ -45,6 +46,7 @@ from groupcheck.model.scenario import (
     short,
 )
 from groupcheck.model.shared.config import SWITCH_NAMES
+from groupcheck.traces.files import write_atomically
 
 SWITCH_AXIS = "switch_off"
 # stopped_by: the limit that stopped a search before it was exhaustive (its verdict is then "incomplete",
@@ -424,11 +426,12 @@ def run_sweep(
     spark.createDataFrame([tuple(r[c] for c in columns) for r in results], schema).write.mode(
         "overwrite"
     ).parquet(str(out / "results.parquet"))
-    with open(out / "results.csv", "w", newline="") as f:
-        writer = csv.DictWriter(f, fieldnames=columns)
-        writer.writeheader()
-        writer.writerows(results)
-    (out / "summary.md").write_text(summary_markdown(sweep, results))
+    buf = io.StringIO(newline="")
+    writer = csv.DictWriter(buf, fieldnames=columns)
+    writer.writeheader()
+    writer.writerows(results)
+    write_atomically(out / "results.csv", buf.getvalue())
+    write_atomically(out / "summary.md", summary_markdown(sweep, results))
     return results
 
 

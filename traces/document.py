@@ -17,6 +17,8 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
+from groupcheck.traces.files import write_atomically
+
 SCHEMA = "groupcheck-trace/2"
 OLD_SCHEMAS = ("groupcheck-trace/1",)  # still read: a finite counterexample of an invariant or deadlock
 SCHEMAS = (SCHEMA, *OLD_SCHEMAS)
@@ -346,7 +348,7 @@ def dump(doc: dict[str, Any], path: str | Path) -> None:
     """
     p = Path(path)
     validate(doc, str(p))
-    p.write_bytes(dumps(doc).encode("utf-8"))
+    write_atomically(p, dumps(doc))
 
 
 def _same(a: object, b: object) -> bool:
