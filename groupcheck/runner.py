@@ -137,8 +137,11 @@ def as_checked(sc: Scenario, max_depth: int | None, max_states: int | None) -> S
 
 def run_key(sc: Scenario) -> str:
     """What a run directory records as explored: the scenario's table, less the state limit (a run
-    stopped by it may be resumed with another)."""
+    stopped by it may be resumed with another) and less what does not change the search: the expected
+    answer (``[expect]``) and the description."""
     data = copy.deepcopy(sc.data)
+    data.pop("expect", None)
+    data.pop("description", None)
     check = data.get("check")
     if isinstance(check, dict):
         check.pop("max_states", None)

@@ -4,11 +4,17 @@ rewritten, no forged input yields a verdict, no input hangs or leaves a tracebac
 from __future__ import annotations
 
 import errno
+import hashlib
+import json
 import os
 import shutil
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
+import numpy as np
 import pytest
+from groupcheck.checker.checkpoint import write_sealed
 
 from groupcheck.cli import main
 from groupcheck.runner import check_scenario
@@ -72,3 +78,123 @@ def test_an_error_without_a_file_name_never_prints_an_empty_one(
     monkeypatch.setattr(cli, "cmd_list", boom)
     assert main(["list", "x"]) == 2
     assert capsys.readouterr().err == "groupcheck: Too many open files\n"
+
+
+# --- run directories: a resumed verdict is one the run itself earned ---------------------------------
+
+KEEP_FETCHING = ROOT / "specs/switches/keep-fetching-hands-over-the-only-partition.toml"
+
+
+def _stopped(tmp_path: Path, spec: Path = KEEP_FETCHING, states: int = 150) -> Path:
+    run = tmp_path / "run"
+    assert main(["check", str(spec), "--max-states", str(states), "--checkpoint", str(run)]) == 1
+    return run
+
+
+def _forge_unkeyed(run: Path, edit: Callable[[dict[str, Any]], None]) -> None:
+    """What anyone who can write the directory can do: edit run.json and recompute every plain SHA-256
+    (the level files', and run.json's own, as the seal or as the old digest)."""
+    meta = json.loads((run / "run.json").read_text())
+    edit(meta)
+    for entry in meta.get("levels", []):
+        if isinstance(entry, dict):
+            entry["sha256"] = hashlib.sha256((run / entry["file"]).read_bytes()).hexdigest()
+    for seal in ("seal", "digest"):
+        meta.pop(seal, None)
+    meta["seal"] = hashlib.sha256(json.dumps(meta, sort_keys=True).encode()).hexdigest()
+    meta["digest"] = hashlib.sha256(json.dumps(meta, sort_keys=True).encode()).hexdigest()
+    (run / "run.json").write_text(json.dumps(meta))
+
+
+def _drop_all_but_one_state_of_the_last_level(run: Path, meta: dict[str, Any]) -> None:
+    last = meta["levels"][-1]
+    path = run / last["file"]
+    records = np.frombuffer(path.read_bytes(), dtype="<u8").reshape(-1, 3)
+    kept = records[records[:, 0] == records[0, 0]]
+    path.write_bytes(kept.astype("<u8").tobytes())
+    meta["figures"]["distinct"] -= last["states"] - 1
+    last.update(records=len(kept), states=1)
+
+
+def _resume(run: Path, capsys: pytest.CaptureFixture[str], *flags: str) -> tuple[int, str, str]:
+    capsys.readouterr()
+    code = main(["check", str(KEEP_FETCHING), "--resume", str(run), *flags])
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+def test_a_level_thinned_with_every_digest_recomputed_is_refused_not_holds(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    run = _stopped(tmp_path)
+    _forge_unkeyed(run, lambda meta: _drop_all_but_one_state_of_the_last_level(run, meta))
+    code, out, err = _resume(run, capsys)
+    assert code == 2 and "holds" not in out, out
+    assert err.startswith(f"groupcheck: {run}/run.json: ") and len(err.splitlines()) == 1, err
+
+
+def test_forged_coverage_is_refused(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    run = _stopped(tmp_path)
+
+    def cover(meta: dict[str, Any]) -> None:
+        meta["figures"]["coverage"]["actions"]["SessionExpired"] = 1
+
+    _forge_unkeyed(run, cover)
+    code, _, err = _resume(run, capsys, "--strict")
+    assert code == 2 and "run.json" in err
+
+
+def test_a_run_sealed_with_another_key_is_refused(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    run = _stopped(tmp_path)
+    monkeypatch.setenv("GROUPCHECK_RUN_KEY", str(tmp_path / "other" / "run-key"))
+    code, _, err = _resume(run, capsys)
+    assert code == 2 and "sealed with another run key" in err
+    assert (tmp_path / "other" / "run-key").stat().st_mode & 0o777 == 0o600
+
+
+def test_a_key_others_can_read_is_refused(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    key = tmp_path / "run-key"
+    key.write_text("0" * 64)
+    key.chmod(0o644)
+    monkeypatch.setenv("GROUPCHECK_RUN_KEY", str(key))
+    assert main(["check", str(KEEP_FETCHING), "--max-states", "50", "--checkpoint", str(tmp_path / "r")]) == 2
+    assert "the run key must be yours and private" in capsys.readouterr().err
+
+
+def test_an_extra_parent_record_is_refused_at_verification_naming_the_file(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Even sealed with the key (a bug, or the key's holder): a parent record whose action does not lead
+    to its state is refused before anything resumes, not blamed on the model afterwards."""
+    run = _stopped(tmp_path)
+    meta = json.loads((run / "run.json").read_text())
+    last, before = (run / meta["levels"][-1]["file"]), (run / meta["levels"][-2]["file"])
+    prev = np.frombuffer(before.read_bytes(), dtype="<u8").reshape(-1, 3)
+    records = np.frombuffer(last.read_bytes(), dtype="<u8").reshape(-1, 3)
+    forged = np.array([[records[0, 0], min(prev[:, 0]), 0]], dtype="<u8")
+    last.write_bytes(np.concatenate([records, forged]).astype("<u8").tobytes())
+    meta["levels"][-1]["records"] += 1
+    meta["levels"][-1]["sha256"] = hashlib.sha256(last.read_bytes()).hexdigest()
+    write_sealed(run, {k: v for k, v in meta.items() if k != "seal"})
+    code, _, err = _resume(run, capsys)
+    assert code == 2, err
+    assert err.startswith(f"groupcheck: {last}: state ") and "does not replay from its parent" in err
+
+
+def test_editing_only_expect_or_the_description_keeps_the_run(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    spec = tmp_path / "spec.toml"
+    text = KEEP_FETCHING.read_text()
+    spec.write_text(text)
+    run = _stopped(tmp_path, spec)
+    edited = text.replace('description = """', 'description = """Edited. ', 1)
+    assert edited != text
+    spec.write_text(edited.replace('property = "exclusive-fetch"', 'property = "single-owner"'))
+    capsys.readouterr()
+    assert main(["check", str(spec), "--resume", str(run)]) in (0, 1)
+    assert "another scenario" not in capsys.readouterr().err
