@@ -322,15 +322,20 @@ def _pin(paths: Sequence[str], summary: str | None, *, yes: bool, replace: bool)
     """Write each scenario's answer into its ``[expect]`` (see :mod:`groupcheck.pin`), asking first unless
     ``yes``: the answer recorded in the JSON ``summary`` of an earlier check (for the same bounds), or
     without one the answer of checking it now. Only questions are pinned, unless ``replace``."""
-    from groupcheck.pin import Answer, PinError, answer_from_row, find_row, pin_file, read_summary
+    from groupcheck.pin import Answer, PinError, answer_from_row, find_row, pin_file, read_summary, read_text
+    from groupcheck.runner import settings_digest
 
     if not yes and not sys.stdin.isatty():
         raise UsageError("pinning asks before writing each file; without a terminal give --yes")
     rows = read_summary(summary) if summary is not None else None
     if rows is not None and not paths:
-        paths = list(dict.fromkeys(row["source"] for row in rows))
+        listed = list(dict.fromkeys(row["source"] for row in rows))
+        paths = [p for p in listed if Path(p).is_file()]  # only files the summary listed, never a folder's
+        for p in listed:
+            if p not in paths:
+                print(f"{p}: not pinned: {summary} lists it as a source, but it is not a scenario file")
         if not paths:
-            raise UsageError(f"{summary}: no scenarios in this summary")
+            raise UsageError(f"{summary}: no scenario files in this summary")
     scenarios, problems = _load_all(paths)
     if not scenarios:
         return EXIT_BAD_INPUT
@@ -347,9 +352,27 @@ def _pin(paths: Sequence[str], summary: str | None, *, yes: bool, replace: bool)
                 print(f"{sc.source}: not pinned: {summary} answered within other bounds ({answer.bounds})")
                 unpinned += 1
                 continue
+            settings = row.get("settings")
+            if settings != settings_digest(sc):
+                why = (
+                    "other settings"
+                    if isinstance(settings, str)
+                    else "unrecorded settings (an older summary)"
+                )
+                print(f"{sc.source}: not pinned: {summary} answered for {why}; check it again")
+                unpinned += 1
+                continue
+            checked = None
         else:
             from groupcheck.runner import check_scenario
 
+            try:
+                checked = read_text(sc.source)
+            except PinError as exc:
+                print(f"{sc.source}: not pinned: {exc}")
+                unpinned += 1
+                continue
+            settings = settings_digest(sc)
             hook, stop = _progress_hook(sc.name)
             try:
                 o = check_scenario(sc, progress=hook)
@@ -380,7 +403,7 @@ def _pin(paths: Sequence[str], summary: str | None, *, yes: bool, replace: bool)
             declined += 1
             continue
         try:
-            pin_file(sc.source, answer.verdict, prop)
+            pin_file(sc.source, answer.verdict, prop, checked_text=checked, settings=settings)
         except PinError as exc:
             print(f"    not pinned: {exc}")
             unpinned += 1

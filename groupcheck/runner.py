@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import copy
 import functools
+import hashlib
 import json
 from collections.abc import Callable
 from dataclasses import dataclass, replace
@@ -96,6 +97,7 @@ class CheckOutcome:
             "trace_length": len(r.counterexample) if r.counterexample else None,
             "seconds": round(st.seconds, 3),
             "bounds": self.scenario.bounds(),
+            "settings": settings_digest(self.scenario),
             "collision_probability": st.collision_probability,
             "coverage": {"actions": dict(r.coverage.actions), "probes": list(r.coverage.probes)},
             "trace": None if self.trace_dir is None else str(self.trace_dir / "trace.json"),
@@ -148,6 +150,13 @@ def run_key(sc: Scenario) -> str:
         if not check:
             del data["check"]
     return json.dumps(data, sort_keys=True)
+
+
+def settings_digest(sc: Scenario) -> str:
+    """SHA-256 of every setting an answer depends on (:func:`run_key`: protocol, assignor, properties,
+    deadlock checking, sizes, faults, switches, bounds; not ``[expect]`` nor the description): ``pin``
+    writes an answer only into a file whose settings are those the answer was found for."""
+    return hashlib.sha256(run_key(sc).encode("utf-8")).hexdigest()
 
 
 def vacuity(sc: Scenario, result: Result) -> tuple[str, ...]:

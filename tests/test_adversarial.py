@@ -198,3 +198,71 @@ def test_editing_only_expect_or_the_description_keeps_the_run(
     capsys.readouterr()
     assert main(["check", str(spec), "--resume", str(run)]) in (0, 1)
     assert "another scenario" not in capsys.readouterr().err
+
+
+# --- pin writes only an answer found for the text it edits --------------------------------------------
+
+PIN_QUESTION = """name = "q-pin"
+[group]
+consumers = 2
+brokers = 1
+topics = { t0 = 1 }
+
+[check]
+properties = ["single-owner"]
+"""
+
+
+def test_pin_refuses_a_file_edited_while_it_was_checked(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import groupcheck.runner as runner
+
+    q = tmp_path / "q.toml"
+    q.write_text(PIN_QUESTION)
+    edited = PIN_QUESTION.replace('["single-owner"]', '["single-owner", "exclusive-fetch"]')
+    real = runner.check_scenario
+
+    def check_while_someone_edits(*args: Any, **kwargs: Any) -> Any:
+        q.write_text(edited)
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(runner, "check_scenario", check_while_someone_edits)
+    assert main(["pin", str(q), "--yes"]) == 1
+    assert "edited while it was checked" in capsys.readouterr().out
+    assert q.read_text() == edited
+
+
+def test_pin_from_a_summary_refuses_changed_settings(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    q = tmp_path / "q.toml"
+    q.write_text(PIN_QUESTION)
+    summary = tmp_path / "summary.json"
+    assert main(["check", str(q), "--json", str(summary)]) == 0
+    for edit in ('["single-owner", "exclusive-fetch"]', '["single-owner"]\ndeadlock = false'):
+        changed = PIN_QUESTION.replace('["single-owner"]', edit)
+        q.write_text(changed)
+        capsys.readouterr()
+        assert main(["pin", str(q), "--from", str(summary), "--yes"]) == 1
+        assert "answered for other settings" in capsys.readouterr().out
+        assert q.read_text() == changed
+    q.write_text(PIN_QUESTION.replace('name = "q-pin"', 'name = "q-pin"\ndescription = "now told"'))
+    assert main(["pin", str(q), "--from", str(summary), "--yes"]) == 0  # a description is no setting
+
+
+def test_expect_from_pins_only_the_files_the_summary_lists(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    folder = tmp_path / "specs"
+    folder.mkdir()
+    q = folder / "q.toml"
+    q.write_text(PIN_QUESTION)
+    summary = tmp_path / "summary.json"
+    assert main(["check", str(q), "--json", str(summary)]) == 0
+    rows = json.loads(summary.read_text())
+    rows[0]["source"] = str(folder)  # a row whose source is a folder
+    summary.write_text(json.dumps(rows))
+    capsys.readouterr()
+    assert main(["check", "--expect-from", str(summary), "--yes"]) == 2
+    assert q.read_text() == PIN_QUESTION
