@@ -266,3 +266,52 @@ def test_expect_from_pins_only_the_files_the_summary_lists(
     capsys.readouterr()
     assert main(["check", "--expect-from", str(summary), "--yes"]) == 2
     assert q.read_text() == PIN_QUESTION
+
+
+# --- replay: a trace asks for no more than its bounds allow, and is compared as it goes ----------------
+
+
+def _forged(trace: Path, tmp_path: Path, edit: Callable[[dict[str, Any]], None]) -> Path:
+    doc = json.loads(trace.read_text(encoding="utf-8"))
+    edit(doc)
+    out = tmp_path / "forged.json"
+    out.write_text(json.dumps(doc, ensure_ascii=False), encoding="utf-8")
+    return out
+
+
+@pytest.mark.parametrize("limit", ["max_depth", "max_states"])
+def test_a_trace_longer_than_its_embedded_bound_is_refused(
+    trace: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str], limit: str
+) -> None:
+    from groupcheck.model.scenario import scenario_from_data
+
+    def shorten(doc: dict[str, Any]) -> None:
+        doc["scenario"].setdefault("check", {})[limit] = 5
+        doc["bounds"] = scenario_from_data(doc["scenario"], "x").bounds()  # as a forger would
+
+    forged = _forged(trace, tmp_path, shorten)
+    assert main(["replay", str(forged)]) == 1
+    out = capsys.readouterr().out
+    assert "violated again" not in out and f"embedded scenario's {limit}" in out
+
+
+def test_replay_compares_as_it_goes(
+    trace: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import groupcheck.verify as verify
+
+    def label(doc: dict[str, Any]) -> None:
+        doc["steps"][0]["label"] = "forged"
+
+    forged = _forged(trace, tmp_path, label)
+    derived: list[int] = []
+    real = verify.trace_document
+
+    def counting(scenario: Any, result: Any) -> Any:
+        derived.append(len(result.counterexample.steps))
+        return real(scenario, result)
+
+    monkeypatch.setattr(verify, "trace_document", counting)
+    assert main(["replay", str(forged)]) == 1
+    assert "step 1: label" in capsys.readouterr().out
+    assert sum(derived) <= 2, derived  # not the whole 11-step document first
