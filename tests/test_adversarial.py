@@ -315,3 +315,29 @@ def test_replay_compares_as_it_goes(
     assert main(["replay", str(forged)]) == 1
     assert "step 1: label" in capsys.readouterr().out
     assert sum(derived) <= 2, derived  # not the whole 11-step document first
+
+
+# --- sweeps: every row is what its label says, every entry is checked ---------------------------------
+
+SWEEP_BASE = 'name = "s"\n[base.group]\nconsumers = 2\ntopics = { t0 = 1 }\n[grid]\n'
+
+
+@pytest.mark.parametrize(
+    ("grid", "message"),
+    [
+        ('switch_off = ["none", "member_id_check"]\n"switches.member_id_check" = [true]\n', "mislabelled"),
+        ('switch_off = ["*", "no_such_switch", 42]\n', "unknown switch 'no_such_switch'"),
+        ('switch_off = ["*", 42]\n', "unknown switch 42"),
+        ('switch_off = ["*", "none"]\n', "list it alone"),
+        ('"group.consumers" = { a = 1 }\n', "must be a non-empty list"),
+    ],
+)
+def test_sweep_grids_that_would_mislabel_or_drop_entries_are_refused(
+    tmp_path: Path, grid: str, message: str
+) -> None:
+    from groupcheck.sweep import SweepError, load_sweep
+
+    path = tmp_path / "sweep.toml"
+    path.write_text(SWEEP_BASE + grid)
+    with pytest.raises(SweepError, match=message):
+        load_sweep(path)
