@@ -175,7 +175,11 @@ def _report(o: CheckOutcome) -> None:
     print(f"{'':<4}within: {o.scenario.bounds()}")
     if o.stopped is not None:
         print(f'{"":<4}stopped by {o.stopped}: not exhaustive, so not "holds"')
-        if o.scenario.is_question:
+        from groupcheck.runner import is_liveness
+
+        if o.scenario.is_question and is_liveness(o.scenario):  # a depth never answers liveness
+            print(f"{'':<4}no answer: raise the limit")
+        elif o.scenario.is_question:
             print(f"{'':<4}no answer: raise the limit, or declare [check] max_depth to ask within a depth")
     for what in o.notes:
         print(f"{'':<4}note: {what}")
@@ -188,6 +192,24 @@ def _report(o: CheckOutcome) -> None:
         also = f".json .dot .graphml .mmd .txt{svg}"
         print(f"{'':<4}trace: {o.trace_dir}/trace.html (open it in a browser; also {also})")
     sys.stdout.flush()
+
+
+def _supported(scenarios: list[Scenario], problems: Problems, args: argparse.Namespace) -> list[Scenario]:
+    """The scenarios these options can check; each other one is refused in one line (a liveness property
+    with --workers, Spark or a run directory), before anything runs, and counted as a problem (exit 2)."""
+    from groupcheck.runner import unsupported
+
+    ok = []
+    for sc in scenarios:
+        why = unsupported(
+            sc, workers=args.workers, engine=args.engine, checkpoint=bool(args.checkpoint or args.resume)
+        )
+        if why is None:
+            ok.append(sc)
+        else:
+            problems.append((sc.source, why))
+            print(f"groupcheck: {why}", file=sys.stderr, flush=True)
+    return ok
 
 
 def _run_dir(args: argparse.Namespace, sc: Scenario, n_scenarios: int) -> Path | None:
@@ -226,6 +248,7 @@ def cmd_check(args: argparse.Namespace) -> int:
     from groupcheck.traces.svg import INSTALL_HINT
 
     scenarios, problems = _load_all(args.paths)
+    scenarios = _supported(scenarios, problems, args)
     if not scenarios:
         return EXIT_BAD_INPUT
     out_dir = Path(args.out) if args.out else None

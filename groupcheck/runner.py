@@ -20,6 +20,7 @@ from groupcheck.model import GroupModel
 from groupcheck.model.explain import trace_document
 from groupcheck.model.scenario import Scenario, load_scenario, scenario_from_data
 from groupcheck.model.shared.coverage import unexercised
+from groupcheck.model.shared.properties import LIVENESS_NAMES
 from groupcheck.traces import write_bundle
 from groupcheck.verify import ReplayError, ReplayOutcome, replay_trace  # noqa: F401 (replay lives in verify)
 
@@ -176,6 +177,36 @@ def vacuity(sc: Scenario, result: Result) -> tuple[str, ...]:
             if item not in never
         ]
     return tuple(out)
+
+
+def is_liveness(sc: Scenario) -> bool:
+    """Whether the scenario checks a liveness property (answered in one process: checker.liveness)."""
+    return any(p in LIVENESS_NAMES for p in sc.properties)
+
+
+def unsupported(
+    sc: Scenario, *, workers: int = 1, engine: str = "local", checkpoint: bool = False
+) -> str | None:
+    """Why ``sc`` cannot be checked with these options (one line), or None. A liveness property needs the
+    whole behaviour graph in one process: not --workers, not Spark, and no run directory yet."""
+    if not is_liveness(sc):
+        return None
+    how = [
+        what
+        for what, used in (
+            ("--workers", workers > 1),
+            ("--engine spark", engine == "spark"),
+            ("--checkpoint/--resume", checkpoint),
+        )
+        if used
+    ]
+    if not how:
+        return None
+    names = ", ".join(p for p in sc.properties if p in LIVENESS_NAMES)
+    return (
+        f"{sc.source}: checks liveness ({names}), which is answered in one process without a run directory: "
+        f"not checked with {' and '.join(how)} (check it without them)"
+    )
 
 
 def check_scenario(

@@ -341,3 +341,32 @@ def test_sweep_grids_that_would_mislabel_or_drop_entries_are_refused(
     path.write_text(SWEEP_BASE + grid)
     with pytest.raises(SweepError, match=message):
         load_sweep(path)
+
+
+# --- liveness with options it cannot use: refused in one line before anything runs; the rest checked ---
+
+LIVE = ROOT / "specs/liveness/classic-consumer-joins-settles.toml"
+SAFE = ROOT / "specs/consumer-joins.toml"
+
+
+@pytest.mark.parametrize(
+    "flags",
+    [["--workers", "2"], ["--checkpoint", "RUN"], ["--engine", "spark"]],
+    ids=["workers", "ckpt", "spark"],
+)
+def test_liveness_with_workers_spark_or_a_run_directory_is_refused_and_the_rest_checked(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], flags: list[str]
+) -> None:
+    folder = tmp_path / "mixed"
+    folder.mkdir()
+    shutil.copy(LIVE, folder / "a-live.toml")
+    flags = [str(tmp_path / "run") if f == "RUN" else f for f in flags]
+    paths = [str(folder / "a-live.toml")] if "spark" in flags else [str(folder / "a-live.toml"), str(SAFE)]
+    summary = tmp_path / "s.json"
+    assert main(["check", *paths, *flags, "--json", str(summary)]) == 2
+    err = capsys.readouterr().err
+    assert "Traceback" not in err and "ValueError" not in err
+    (line,) = [ln for ln in err.splitlines() if "a-live.toml" in ln]
+    assert "checks liveness" in line and flags[0] in line
+    if "spark" not in flags:
+        assert [row["name"] for row in json.loads(summary.read_text())] == ["consumer-joins"]
