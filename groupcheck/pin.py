@@ -25,7 +25,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from groupcheck.traces.files import write_atomically
+from groupcheck.traces.files import read_regular, write_atomically
 
 _EXPECT_HEADER = re.compile(r"^[ \t]*\[[ \t]*expect[ \t]*\][ \t]*(?:#[^\n]*)?\r?$", re.M)
 _TABLE_HEADER = re.compile(r"^[ \t]*\[", re.M)
@@ -164,8 +164,7 @@ def read_summary(path: str | Path) -> list[dict[str, Any]]:
     """The rows of a ``groupcheck check --json`` summary, each with the keys pinning needs checked."""
     p = Path(path)
     try:
-        with open(p, "rb") as f:
-            raw = f.read(MAX_SUMMARY_BYTES + 1)
+        raw = read_regular(p, MAX_SUMMARY_BYTES)
     except OSError as exc:
         raise PinError(f"{p}: cannot read: {exc.strerror or exc}") from None
     if len(raw) > MAX_SUMMARY_BYTES:

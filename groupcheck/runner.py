@@ -306,8 +306,8 @@ def scenario_files(*paths: str | Path) -> list[Path]:
             if not found:
                 raise FileNotFoundError(f"{p}: no scenario files (*.toml) in this folder")
             files.extend(found)
-        elif p.is_file():
-            files.append(p)
+        elif p.is_file() or (p.exists() and not p.is_dir()):
+            files.append(p)  # a FIFO or a device too: reading it refuses it in one line, unread
         else:
             raise FileNotFoundError(f"{p}: no such file or folder")
     return files

@@ -3,12 +3,14 @@ rewritten, no forged input yields a verdict, no input hangs or leaves a tracebac
 
 from __future__ import annotations
 
+import contextlib
 import errno
 import hashlib
 import json
 import os
 import shutil
-from collections.abc import Callable
+import signal
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -370,3 +372,78 @@ def test_liveness_with_workers_spark_or_a_run_directory_is_refused_and_the_rest_
     assert "checks liveness" in line and flags[0] in line
     if "spark" not in flags:
         assert [row["name"] for row in json.loads(summary.read_text())] == ["consumer-joins"]
+
+
+# --- special files: read only regular files, within limits; never wait on one -------------------------
+
+
+@contextlib.contextmanager
+def _no_hang(seconds: int = 30) -> Iterator[None]:
+    """Fail, instead of blocking the test run for ever, when the body waits on a special file."""
+
+    def timeout(signum: int, frame: object) -> None:
+        raise TimeoutError("blocked on a special file")
+
+    old = signal.signal(signal.SIGALRM, timeout)
+    signal.alarm(seconds)
+    try:
+        yield
+    finally:
+        signal.alarm(0)
+        signal.signal(signal.SIGALRM, old)
+
+
+def test_a_fifo_among_scenarios_is_refused_unread_and_the_rest_checked(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    folder = tmp_path / "specs"
+    folder.mkdir()
+    shutil.copy(SAFE, folder / "a.toml")
+    os.mkfifo(folder / "b.toml")
+    with _no_hang():
+        assert main(["check", str(folder)]) == 2
+        out, err = capsys.readouterr()
+        assert f"{folder / 'b.toml'}: cannot read: not a regular file" in err and "consumer-joins" in out
+        assert main(["check", str(folder / "b.toml")]) == 2  # given directly: not "no such file"
+        assert "not a regular file" in capsys.readouterr().err
+
+
+def test_a_fifo_given_to_replay_show_or_render_is_refused(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    fifo = tmp_path / "trace.json"
+    os.mkfifo(fifo)
+    with _no_hang():
+        for command in ("replay", "show", "render"):
+            assert main([command, str(fifo)]) == 2
+            assert "not a regular file" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("special", ["fifo", "zero"])
+def test_a_special_run_json_is_refused(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], special: str
+) -> None:
+    run = _stopped(tmp_path)
+    (run / "run.json").unlink()
+    if special == "fifo":
+        os.mkfifo(run / "run.json")
+    else:
+        (run / "run.json").symlink_to("/dev/zero")
+    with _no_hang():
+        code, _, err = _resume(run, capsys)
+    assert code == 2 and "run.json: not a regular file" in err and len(err.splitlines()) == 1
+
+
+def test_a_lone_surrogate_in_a_trace_is_refused_by_show_and_render(
+    trace: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    text = trace.read_text(encoding="utf-8")
+    doc = json.loads(text)
+    doc["scenario"]["description"] = "PLACEHOLDER"
+    forged = tmp_path / "trace.json"
+    forged.write_text(json.dumps(doc).replace("PLACEHOLDER", "bad \\ud800 text"), encoding="utf-8")
+    for argv in (["show", str(forged)], ["render", str(forged), "--out", str(tmp_path / "new")]):
+        assert main(argv) == 2
+        err = capsys.readouterr().err
+        assert "lone surrogate" in err and "Traceback" not in err
+    assert not (tmp_path / "new").exists()
