@@ -15,6 +15,7 @@ import argparse
 import json
 import os
 import shutil
+import signal
 import sys
 import time
 import unicodedata
@@ -905,6 +906,24 @@ def _positive(text: str) -> int:
     return _whole(text, 1)
 
 
+# what a flag may ask for: more processes than this forks the machine into the ground, a walk longer than
+# this is no longer a counterexample anyone reads (and shrinking it takes minutes), more conformance walks
+# than this run for days
+MAX_WORKERS = 256
+MAX_WALK_DEPTH = 100_000
+MAX_WALKS = 10_000_000
+
+
+def _capped(most: int, why: str) -> Callable[[str], int]:
+    def parse(text: str) -> int:
+        value = _whole(text, 1)
+        if value > most:
+            raise argparse.ArgumentTypeError(f"must be at most {most:,} ({why}), got {value:,}")
+        return value
+
+    return parse
+
+
 def _non_negative(text: str) -> int:
     return _whole(text, 0)
 
@@ -962,7 +981,11 @@ def build_parser() -> argparse.ArgumentParser:
     )
     p.add_argument("--max-states", type=_positive, metavar="N", help="override the scenarios' state limit")
     p.add_argument(
-        "--workers", type=_positive, default=1, metavar="N", help="explore with N processes (default 1)"
+        "--workers",
+        type=_capped(MAX_WORKERS, "processes"),
+        default=1,
+        metavar="N",
+        help="explore with N processes (default 1)",
     )
     p.add_argument(
         "--max-depth",
@@ -1086,10 +1109,22 @@ def build_parser() -> argparse.ArgumentParser:
     p.set_defaults(func=cmd_prove_assignors)
     p = sub.add_parser("conform", help="replay the model against Kafka's own group coordinator (conformance)")
     p.add_argument("paths", nargs="+", metavar="SPEC")
-    p.add_argument("--walks", type=_positive, default=300, metavar="N", help="random walks a protocol (300)")
+    p.add_argument(
+        "--walks",
+        type=_capped(MAX_WALKS, "walks a run"),
+        default=300,
+        metavar="N",
+        help="random walks a protocol (300)",
+    )
     p.add_argument("--seed", type=int, default=0, metavar="S", help="seed of the walks (0)")
     p.add_argument("--out", metavar="DIR", help="write a bundle per divergence under DIR/<protocol>/")
-    p.add_argument("--max-steps", type=_positive, default=60, metavar="N", help="steps per walk (60)")
+    p.add_argument(
+        "--max-steps",
+        type=_capped(MAX_WALK_DEPTH, "steps a walk"),
+        default=60,
+        metavar="N",
+        help="steps per walk (60)",
+    )
     p.add_argument(
         "--steered",
         type=_non_negative,
@@ -1109,13 +1144,24 @@ def build_parser() -> argparse.ArgumentParser:
     p = sub.add_parser("simulate", help="random walks through scenarios of any size; shrink what they find")
     p.add_argument("paths", nargs="+", metavar="SPEC")
     bound = p.add_mutually_exclusive_group()
-    bound.add_argument("--runs", type=_positive, metavar="N", help="walks 0..N-1 (default 200)")
+    bound.add_argument(
+        "--runs", type=_capped(MAX_WALKS, "walks a run"), metavar="N", help="walks 0..N-1 (default 200)"
+    )
     bound.add_argument("--seconds", type=_seconds, metavar="S", help="walks until S seconds have passed")
     bound.add_argument("--walk", type=int, metavar="ID", help="rerun walk ID alone (with the run's --seed)")
-    p.add_argument("--depth", type=_positive, metavar="D", help="steps per walk (default: by group size)")
+    p.add_argument(
+        "--depth",
+        type=_capped(MAX_WALK_DEPTH, "steps a walk"),
+        metavar="D",
+        help="steps per walk (default: by group size)",
+    )
     p.add_argument("--seed", type=int, default=0, metavar="S", help="seed of the walks (default 0)")
     p.add_argument(
-        "--workers", type=_positive, default=1, metavar="N", help="walk with N processes (default 1)"
+        "--workers",
+        type=_capped(MAX_WORKERS, "processes"),
+        default=1,
+        metavar="N",
+        help="walk with N processes (default 1)",
     )
     p.add_argument("--engine", choices=ENGINES, default="local", help="local, or spark: walks as Spark tasks")
     p.add_argument(
@@ -1167,11 +1213,45 @@ def _is_bad_input(exc: BaseException) -> bool:
     return isinstance(exc, tuple(classes))
 
 
+def _take_interrupts() -> tuple[list[bool], Callable[[], None]]:
+    """Ctrl-C raises KeyboardInterrupt in main, and is remembered: a library that turns it into another
+    exception while it is imported (numpy makes it an ImportError) is still an interruption, not a bug.
+    Returns the flag and what restores the previous handler."""
+    seen = [False]
+    try:
+        before = signal.getsignal(signal.SIGINT)
+    except ValueError:  # pragma: no cover - not the main thread: leave signals alone
+        return seen, lambda: None
+    if before not in (signal.SIG_DFL, signal.default_int_handler):
+        return seen, lambda: None
+
+    def on_sigint(signum: int, frame: object) -> None:
+        seen[0] = True
+        raise KeyboardInterrupt
+
+    signal.signal(signal.SIGINT, on_sigint)
+    return seen, lambda: signal.signal(signal.SIGINT, before)
+
+
 def main(argv: Sequence[str] | None = None) -> int:
+    interrupted, restore = _take_interrupts()
+    try:
+        return _main(argv, interrupted)
+    except KeyboardInterrupt:
+        print("groupcheck: interrupted", file=sys.stderr)
+        return 130
+    finally:
+        restore()
+
+
+def _main(argv: Sequence[str] | None, interrupted: list[bool]) -> int:
     try:
         args = build_parser().parse_args(argv)
         return int(args.func(args))
     except Exception as exc:
+        if interrupted[0]:  # Ctrl-C turned into another exception by the code it interrupted
+            print("groupcheck: interrupted", file=sys.stderr)
+            return 130
         if _is_bad_input(exc):
             print(f"groupcheck: {exc}", file=sys.stderr)
             return EXIT_BAD_INPUT
@@ -1183,9 +1263,6 @@ def main(argv: Sequence[str] | None = None) -> int:
             print(f"groupcheck: {where}{exc.strerror or exc}", file=sys.stderr)
             return EXIT_BAD_INPUT
         raise
-    except KeyboardInterrupt:
-        print("groupcheck: interrupted", file=sys.stderr)
-        return 130
 
 
 if __name__ == "__main__":

@@ -43,6 +43,7 @@ import json
 import math
 import multiprocessing as mp
 import operator
+import os
 import random
 import time
 import warnings
@@ -58,6 +59,7 @@ import numpy as np
 from groupcheck.checker.contract import Model, Probe
 from groupcheck.checker.errors import CheckerError
 from groupcheck.checker.fingerprint import replace
+from groupcheck.checker.parallel import die_with_parent
 from groupcheck.checker.result import Coverage, Result, Stats, Verdict
 from groupcheck.checker.search import DEADLOCK, CoverageCounter, is_deadlock, replay
 from groupcheck.checker.simulate import (
@@ -1647,7 +1649,7 @@ def _run_local(
             yield walker.chunk(walks, deadline)
         return
     ctx = mp.get_context("fork")
-    pool = ctx.Pool(settings.workers)
+    pool = ctx.Pool(settings.workers, initializer=die_with_parent, initargs=(os.getpid(),))
     try:
         pending: deque[Any] = deque()
         exhausted = False

@@ -10,6 +10,9 @@ import json
 import os
 import shutil
 import signal
+import subprocess
+import sys
+import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
@@ -447,3 +450,99 @@ def test_a_lone_surrogate_in_a_trace_is_refused_by_show_and_render(
         err = capsys.readouterr().err
         assert "lone surrogate" in err and "Traceback" not in err
     assert not (tmp_path / "new").exists()
+
+
+# --- caps, Ctrl-C, a killed parent -------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "argv",
+    [
+        ["simulate", "x.toml", "--workers", "9999999"],
+        ["simulate", "x.toml", "--depth", "10000000"],
+        ["conform", "x.toml", "--walks", str(10**20)],
+        ["check", "x.toml", "--workers", "100000"],
+    ],
+)
+def test_flags_cannot_ask_for_unbounded_work(argv: list[str], capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(argv) == 2
+    err = capsys.readouterr().err
+    assert len(err.splitlines()) == 1 and "must be at most" in err
+
+
+def _groupcheck() -> str:
+    script = Path(sys.executable).parent / "groupcheck"
+    if not script.exists():
+        pytest.skip("the groupcheck script is not installed beside this Python")
+    return str(script)
+
+
+def test_ctrl_c_during_start_up_prints_no_traceback() -> None:
+    for delay in (0.01, 0.03, 0.06, 0.1, 0.15, 0.25):
+        p = subprocess.Popen(
+            [_groupcheck(), "check", str(SAFE)],
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),
+        )
+        time.sleep(delay)
+        p.send_signal(signal.SIGINT)
+        _, err = p.communicate(timeout=60)
+        if "init_import_site" in err.decode():  # Python's own start-up, before any code of ours
+            continue
+        assert "Traceback" not in err.decode(), (delay, err.decode())
+        assert p.returncode in (0, 130, -signal.SIGINT), (delay, p.returncode)
+
+
+def _children(pid: int) -> list[int]:
+    out = []
+    for stat_file in Path("/proc").glob("[0-9]*/stat"):
+        try:
+            fields = stat_file.read_text().rsplit(")", 1)[1].split()
+        except OSError:
+            continue
+        if int(fields[1]) == pid:
+            out.append(int(stat_file.parent.name))
+    return out
+
+
+@pytest.mark.skipif(not Path("/proc/self/stat").exists(), reason="needs Linux's /proc")
+def test_workers_exit_when_their_parent_is_killed(tmp_path: Path) -> None:
+    p = subprocess.Popen(
+        [
+            _groupcheck(),
+            "check",
+            str(ROOT / "specs/slow-consumer-gc-pause.toml"),
+            "--workers",
+            "2",
+            "--no-symmetry",
+        ],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    try:
+        deadline = time.monotonic() + 60
+        workers: list[int] = []
+        while len(workers) < 2 and time.monotonic() < deadline and p.poll() is None:
+            time.sleep(0.05)
+            workers = _children(p.pid)
+        if len(workers) < 2:
+            pytest.skip("the search ended before both workers were seen")
+        p.kill()
+        p.wait()
+        deadline = time.monotonic() + 20
+        alive = workers
+        while alive and time.monotonic() < deadline:
+            time.sleep(0.1)
+            alive = [w for w in workers if Path(f"/proc/{w}").exists() and "Z" not in _state(w)]
+        assert not alive, f"workers {alive} outlived their killed parent"
+    finally:
+        for w in _children(p.pid):
+            os.kill(w, signal.SIGKILL)
+
+
+def _state(pid: int) -> str:
+    try:
+        return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+    except OSError:
+        return "Z"
