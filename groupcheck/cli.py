@@ -195,6 +195,24 @@ def _report(o: CheckOutcome) -> None:
     sys.stdout.flush()
 
 
+def _check_outputs(
+    folders: Sequence[tuple[str, str | None]], files: Sequence[tuple[str, str | None]]
+) -> None:
+    """Refuse, before any search, an output that cannot be written: a folder flag given a file, a file
+    flag given a folder or a path in a folder that does not exist (one line, exit 2)."""
+    for flag, value in folders:
+        if value is not None and Path(value).exists() and not Path(value).is_dir():
+            raise UsageError(f"{value}: {flag} needs a folder, and this is a file")
+    for flag, value in files:
+        if value is None:
+            continue
+        p = Path(value)
+        if p.is_dir():
+            raise UsageError(f"{value}: {flag} needs a file name, and this is a folder")
+        if not p.parent.is_dir():
+            raise UsageError(f"{value}: {flag}: no such folder {p.parent}")
+
+
 def _supported(scenarios: list[Scenario], problems: Problems, args: argparse.Namespace) -> list[Scenario]:
     """The scenarios these options can check; each other one is refused in one line (a liveness property
     with --workers, Spark or a run directory), before anything runs, and counted as a problem (exit 2)."""
@@ -248,6 +266,10 @@ def cmd_check(args: argparse.Namespace) -> int:
     from groupcheck.traces import dot_program
     from groupcheck.traces.svg import INSTALL_HINT
 
+    _check_outputs(
+        [("--out", args.out), ("--checkpoint", args.checkpoint)],
+        [("--json", args.json), ("--junit", args.junit)],
+    )
     scenarios, problems = _load_all(args.paths)
     scenarios = _supported(scenarios, problems, args)
     if not scenarios:
@@ -673,6 +695,7 @@ def _sweep_progress(
 def cmd_sweep(args: argparse.Namespace) -> int:
     from groupcheck.sweep import SPARK_LOG, load_sweep, run_sweep, spark_errors, verdict_counts
 
+    _check_outputs([("--out", args.out)], [])
     sweep = load_sweep(args.sweep)
     out = Path(args.out)
     _check_master(args.master)
@@ -750,6 +773,7 @@ def cmd_simulate(args: argparse.Namespace) -> int:
     if args.engine == "spark":
         _check_master(args.master)
         need_spark("--engine spark")
+    _check_outputs([("--out", args.out)], [("--json", args.json)])
     runs = args.runs if args.runs is not None or args.seconds is not None or args.walk is not None else 200
     settings = sim.Settings(
         runs=runs,

@@ -291,8 +291,25 @@ def check_scenario(
     if result.counterexample is not None and out_dir is not None:
         trace_dir = out_dir / sc.name
         write_bundle(trace_document(sc, result), trace_dir)
+    elif out_dir is not None and not result.stopped_by:
+        remove_stale_bundle(out_dir / sc.name)
     notes = (SYMMETRY_NOTE,) if liveness and symmetry else ()
     return CheckOutcome(sc, result, trace_dir, vacuity(sc, result), notes)
+
+
+def remove_stale_bundle(folder: Path) -> None:
+    """Remove an earlier run's counterexample bundle from ``folder`` (the scenario now holds: a reader must
+    not find a counterexample for it): only the bundle's own files, then the folder if that empties it."""
+    from groupcheck.traces.bundle import FILES, SVG_FILE
+
+    if not (folder / FILES["json"]).is_file():
+        return
+    for name in (*FILES.values(), SVG_FILE):
+        (folder / name).unlink(missing_ok=True)
+    try:
+        folder.rmdir()
+    except OSError:
+        pass  # something else of the user's is in it
 
 
 def scenario_files(*paths: str | Path) -> list[Path]:

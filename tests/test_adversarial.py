@@ -546,3 +546,39 @@ def _state(pid: int) -> str:
         return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
     except OSError:
         return "Z"
+
+
+# --- late, wrong or unclear errors -------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("flag", ["--out", "--json", "--junit"])
+def test_an_unwritable_output_is_refused_before_any_search(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], flag: str
+) -> None:
+    a_file, a_folder = tmp_path / "file", tmp_path / "folder"
+    a_file.write_text("mine")
+    a_folder.mkdir()
+    wrong = a_file if flag == "--out" else a_folder
+    assert main(["check", str(SAFE), flag, str(wrong)]) == 2
+    out, err = capsys.readouterr()
+    assert "consumer-joins" not in out and err.startswith(f"groupcheck: {wrong}: {flag}")
+    assert a_file.read_text() == "mine"
+
+
+def test_sweep_out_a_file_is_bad_input(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    sweep = tmp_path / "s.toml"
+    sweep.write_text(SWEEP_BASE + '"group.consumers" = [1, 2]\n')
+    out = tmp_path / "file"
+    out.write_text("mine")
+    assert main(["sweep", str(sweep), "--out", str(out)]) == 2
+    assert "--out needs a folder" in capsys.readouterr().err and out.read_text() == "mine"
+
+
+def test_a_stale_bundle_is_removed_when_the_scenario_now_holds(tmp_path: Path) -> None:
+    out = tmp_path / "out"
+    stale = out / "consumer-joins"
+    stale.mkdir(parents=True)
+    for name in ("trace.json", "trace.html", "trace.dot"):
+        (stale / name).write_text("an earlier run's counterexample")
+    assert main(["check", str(SAFE), "--out", str(out)]) == 0
+    assert not stale.exists()
