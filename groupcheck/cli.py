@@ -92,11 +92,12 @@ def _load_all(paths: Sequence[str], *, simulation: bool = False) -> tuple[list[S
         except ScenarioError as exc:
             problem = str(exc)
         else:
-            if s.name not in seen:
-                seen[s.name] = s.source
+            key = unicodedata.normalize("NFC", s.name)  # names that look the same are the same name
+            if key not in seen:
+                seen[key] = s.source
                 scenarios.append(s)
                 continue
-            problem = f"{s.source}: name: {s.name!r} is also the name of {seen[s.name]}"
+            problem = f"{s.source}: name: {s.name!r} is also the name of {seen[key]}"
         problems.append((str(f), problem))
         print(f"groupcheck: {problem}", file=sys.stderr, flush=True)
     return scenarios, problems

@@ -346,7 +346,7 @@ def _unexercised(
             raise _err(source, where, f"unknown item; items are {', '.join(UNEXERCISED_ITEMS)}")
         problem = _text(reason, MAX_REASON_CHARS)
         if problem is None and not reason.strip():
-            problem = "the reason must not be empty"
+            problem = "must not be empty"
         if problem is not None:
             raise _err(source, where, f"the reason {problem}")
         out.append((item, " ".join(reason.split())))

@@ -582,3 +582,24 @@ def test_a_stale_bundle_is_removed_when_the_scenario_now_holds(tmp_path: Path) -
         (stale / name).write_text("an earlier run's counterexample")
     assert main(["check", str(SAFE), "--out", str(out)]) == 0
     assert not stale.exists()
+
+
+def test_names_equal_under_unicode_normalisation_are_one_name(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    text = SAFE.read_text(encoding="utf-8")
+    head, _, rest = text.partition("\n")
+    assert head.startswith("name = ")
+    (tmp_path / "a.toml").write_text('name = "caf\\u00e9"\n' + rest, encoding="utf-8")
+    (tmp_path / "b.toml").write_text('name = "cafe\\u0301"\n' + rest, encoding="utf-8")
+    assert main(["list", str(tmp_path)]) == 2
+    assert "is also the name of" in capsys.readouterr().err
+
+
+def test_an_empty_reason_is_said_once(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    spec = tmp_path / "x.toml"
+    unexercised = '[expect.unexercised]\n"fault:gc_pauses" = " "\n'
+    spec.write_text(PIN_QUESTION + '[faults]\ngc_pauses = 1\n[expect]\nverdict = "holds"\n' + unexercised)
+    assert main(["list", str(spec)]) == 2
+    err = capsys.readouterr().err
+    assert "the reason the reason" not in err and "the reason must not be empty" in err
