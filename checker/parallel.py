@@ -23,11 +23,13 @@ however a run ends); the parent process reads them all to rebuild a counterexamp
 
 from __future__ import annotations
 
+import ctypes
 import dataclasses
 import gc
 import io
 import multiprocessing as mp
 import operator
+import os
 import pickle
 import signal
 import threading
@@ -154,6 +156,23 @@ def _gather(controls: list[Any], stop: Any, should_stop: StopHook | None, asked:
     return [got[i] for i in range(len(conns))]
 
 
+_PR_SET_PDEATHSIG = 1  # linux/prctl.h
+
+
+def die_with_parent(parent: int) -> None:
+    """In a forked worker: end at once (SIGKILL) when the parent process ``parent`` dies, however it dies
+    — a SIGKILLed parent otherwise leaves its workers blocked on their pipes for ever. Linux's
+    ``prctl(PR_SET_PDEATHSIG)``; a parent already gone before it took effect is noticed by ``getppid``.
+    Elsewhere a no-op (workers then notice a closed pipe only)."""
+    try:
+        libc = ctypes.CDLL(None, use_errno=True)
+        libc.prctl(_PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
+    except (OSError, AttributeError):  # pragma: no cover - not Linux
+        return
+    if os.getppid() != parent:
+        os._exit(1)
+
+
 def _ignore_signals(stop: Any) -> None:
     """In a worker: Ctrl-C (sent to the whole process group) and SIGTERM set the shared stop flag, and
     the search winds down at the next check, so every worker reports and cleans up."""
@@ -179,7 +198,9 @@ def _worker(
     parents: ParentLog,
     stop: Any,
     should_stop: StopHook | None,
+    parent: int,
 ) -> None:
+    die_with_parent(parent)
     _ignore_signals(stop)
     gc.disable()  # as checker.search.bfs does (see GC_EVERY); a forked worker ends with its search
     invariants = _invariants(model, props)
@@ -312,7 +333,9 @@ def parallel_bfs(
         outs = [pipes[k][j][0] if j != k else None for j in range(workers)]  # type: ignore[index]
         ins = [pipes[j][k][1] if j != k else None for j in range(workers)]  # type: ignore[index]
         args = (k, workers, model, props, symmetry, check_deadlock, max_depth, controls[k][1], outs, ins)
-        procs.append(ctx.Process(target=_worker, args=(*args, logs[k], stop, should_stop), daemon=True))
+        procs.append(
+            ctx.Process(target=_worker, args=(*args, logs[k], stop, should_stop, os.getpid()), daemon=True)
+        )
     for p in procs:
         p.start()
     depth = deepest = 0

@@ -328,14 +328,18 @@ def _resume(
             if parent not in prev:
                 raise CheckpointError(f"{where}: state {fp:#x} has no parent in level {d - 1}")
             parents.append(fp, parent, k)
-            if fp in cur:
-                continue  # another parent of a state of this level
-            state = prev[parent]
+            state = prev[parent]  # every record is replayed, another parent of a state of this level too
             action = next(islice(model.actions(state), k, None), None)
             nxt = None if action is None else model.next_state(state, action)
-            if nxt is None or fp_of(nxt) != fp or not visited.add(fp):
+            if nxt is None or fp_of(nxt) != fp:
                 raise CheckpointError(
-                    f"{where}: state {fp:#x} does not replay from its parent (not this run's)"
+                    f"{where}: state {fp:#x} does not replay from its parent {parent:#x} (not this run's)"
+                )
+            if fp in cur:
+                continue
+            if not visited.add(fp):
+                raise CheckpointError(
+                    f"{where}: state {fp:#x} was already met before level {d} (not this run's)"
                 )
             cur[fp] = nxt
         if len(cur) != run.level_states(d):

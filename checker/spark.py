@@ -33,22 +33,22 @@ level's parent links are written as Parquet (fingerprints and action indices, ne
 ``run.json`` records the run: what was explored (format, scenario key, symmetry, properties, deadlock
 checking, depth bound — a run is resumed only by the same search), the state limit of the session that
 wrote it, the level sizes, distinct and generated counts, the coverage so far, the SHA-256 of every
-level (over its Parquet data files in name order) and a digest of all of that. A level whose expansion
-found a violation is not recorded: resuming repeats that expansion and finds the violation again.
-Before resuming, everything is verified — run.json's digest, that it describes this search, that its
+level (over its Parquet data files in name order) and a seal over all of that: HMAC-SHA256 keyed with
+the user's run key, kept outside every run directory (:func:`checker.checkpoint.run_key_path`). A level
+whose expansion found a violation is not recorded: resuming repeats that expansion and finds the
+violation again.
+Before resuming, everything is verified — run.json's seal, that it describes this search, that its
 figures add up (distinct = initial states + level sizes), every level's digest — and then every level is
 replayed from the one before: each recorded state must be new, distinct, reached from a recorded parent
 in the level before by its recorded action, with its recorded fingerprint, and the replayed states must
 number the level's size. Any mismatch is a :class:`CheckpointError` of one line naming the file; so is a
 level Spark cannot read (Spark's own logging is off while a run directory is read).
 
-What the digests protect against, honestly: damage (a truncated or altered file, a bad disk, a copy cut
-short) and careless edits (a level copied over another, a figure changed by hand in run.json). They are
-not signatures: anyone who can write the directory can recompute them. A forger who rewrites every
-digest is caught only by the replay check, which refuses states that do not replay, repeat, or lack a
-parent — but not a level from which states were removed consistently (with sizes and distinct
-adjusted): such a run explores less and may miss a violation. Keep run directories where only those you
-trust can write.
+What the seal protects against: damage (a truncated or altered file, a bad disk, a copy cut short) and
+every edit by someone who cannot read the run key — a level copied over another, states removed from a
+level with every count and SHA-256 recomputed, a figure or the coverage changed in run.json. Only a
+process that can read the key (the user who ran it) can seal a run; the replay check stays as a second
+line, refusing states that do not replay, repeat, or lack a parent.
 
 Executors never receive a user's file: ``build`` is a picklable zero-argument callable that rebuilds the
 model from plain data (``functools.partial(model_from_data, scenario_table)``), shipped by PySpark's own

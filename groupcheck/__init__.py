@@ -5,7 +5,14 @@ This is the only layer that prints or chooses exit codes. Library users call :fu
 
 from __future__ import annotations
 
+import os as _os
+import signal as _signal
+import sys as _sys
 from typing import TYPE_CHECKING, Any
+
+if _os.path.basename(_sys.argv[0] if _sys.argv else "") == "groupcheck":  # the command line is starting:
+    if _signal.getsignal(_signal.SIGINT) is _signal.default_int_handler:  # Ctrl-C before cli.main takes
+        _signal.signal(_signal.SIGINT, _signal.SIG_DFL)  # it over ends the process quietly, no traceback
 
 from groupcheck import _compiled
 

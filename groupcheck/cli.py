@@ -15,6 +15,7 @@ import argparse
 import json
 import os
 import shutil
+import signal
 import sys
 import time
 import unicodedata
@@ -44,6 +45,13 @@ SPARK_EXTRA = "groupcheck[spark]"
 
 class UsageError(Exception):
     pass
+
+
+def write_atomically(path: str | Path, text: str) -> None:
+    """Write a summary or report through a temporary file and a rename (traces.files), never torn."""
+    from groupcheck.traces.files import write_atomically as write
+
+    write(path, text)
 
 
 def need_spark(what: str) -> None:
@@ -84,11 +92,12 @@ def _load_all(paths: Sequence[str], *, simulation: bool = False) -> tuple[list[S
         except ScenarioError as exc:
             problem = str(exc)
         else:
-            if s.name not in seen:
-                seen[s.name] = s.source
+            key = unicodedata.normalize("NFC", s.name)  # names that look the same are the same name
+            if key not in seen:
+                seen[key] = s.source
                 scenarios.append(s)
                 continue
-            problem = f"{s.source}: name: {s.name!r} is also the name of {seen[s.name]}"
+            problem = f"{s.source}: name: {s.name!r} is also the name of {seen[key]}"
         problems.append((str(f), problem))
         print(f"groupcheck: {problem}", file=sys.stderr, flush=True)
     return scenarios, problems
@@ -168,7 +177,11 @@ def _report(o: CheckOutcome) -> None:
     print(f"{'':<4}within: {o.scenario.bounds()}")
     if o.stopped is not None:
         print(f'{"":<4}stopped by {o.stopped}: not exhaustive, so not "holds"')
-        if o.scenario.is_question:
+        from groupcheck.runner import is_liveness
+
+        if o.scenario.is_question and is_liveness(o.scenario):  # a depth never answers liveness
+            print(f"{'':<4}no answer: raise the limit")
+        elif o.scenario.is_question:
             print(f"{'':<4}no answer: raise the limit, or declare [check] max_depth to ask within a depth")
     for what in o.notes:
         print(f"{'':<4}note: {what}")
@@ -181,6 +194,42 @@ def _report(o: CheckOutcome) -> None:
         also = f".json .dot .graphml .mmd .txt{svg}"
         print(f"{'':<4}trace: {o.trace_dir}/trace.html (open it in a browser; also {also})")
     sys.stdout.flush()
+
+
+def _check_outputs(
+    folders: Sequence[tuple[str, str | None]], files: Sequence[tuple[str, str | None]]
+) -> None:
+    """Refuse, before any search, an output that cannot be written: a folder flag given a file, a file
+    flag given a folder or a path in a folder that does not exist (one line, exit 2)."""
+    for flag, value in folders:
+        if value is not None and Path(value).exists() and not Path(value).is_dir():
+            raise UsageError(f"{value}: {flag} needs a folder, and this is a file")
+    for flag, value in files:
+        if value is None:
+            continue
+        p = Path(value)
+        if p.is_dir():
+            raise UsageError(f"{value}: {flag} needs a file name, and this is a folder")
+        if not p.parent.is_dir():
+            raise UsageError(f"{value}: {flag}: no such folder {p.parent}")
+
+
+def _supported(scenarios: list[Scenario], problems: Problems, args: argparse.Namespace) -> list[Scenario]:
+    """The scenarios these options can check; each other one is refused in one line (a liveness property
+    with --workers, Spark or a run directory), before anything runs, and counted as a problem (exit 2)."""
+    from groupcheck.runner import unsupported
+
+    ok = []
+    for sc in scenarios:
+        why = unsupported(
+            sc, workers=args.workers, engine=args.engine, checkpoint=bool(args.checkpoint or args.resume)
+        )
+        if why is None:
+            ok.append(sc)
+        else:
+            problems.append((sc.source, why))
+            print(f"groupcheck: {why}", file=sys.stderr, flush=True)
+    return ok
 
 
 def _run_dir(args: argparse.Namespace, sc: Scenario, n_scenarios: int) -> Path | None:
@@ -218,7 +267,12 @@ def cmd_check(args: argparse.Namespace) -> int:
     from groupcheck.traces import dot_program
     from groupcheck.traces.svg import INSTALL_HINT
 
+    _check_outputs(
+        [("--out", args.out), ("--checkpoint", args.checkpoint)],
+        [("--json", args.json), ("--junit", args.junit)],
+    )
     scenarios, problems = _load_all(args.paths)
+    scenarios = _supported(scenarios, problems, args)
     if not scenarios:
         return EXIT_BAD_INPUT
     out_dir = Path(args.out) if args.out else None
@@ -278,12 +332,10 @@ def cmd_check(args: argparse.Namespace) -> int:
         strict = "; --strict fails on them" if args.strict else "; --strict would fail on them"
         print(f"{len(vacuous)} scenario(s) left something they ask for unexercised (warnings above){strict}")
     if args.json:
-        Path(args.json).write_text(
-            json.dumps([o.summary() for o in outcomes], indent=2) + "\n", encoding="utf-8"
-        )
+        write_atomically(args.json, json.dumps([o.summary() for o in outcomes], indent=2) + "\n")
     if args.junit:
         text = junit_xml(outcomes, strict=args.strict, errors=problems)
-        Path(args.junit).write_text(text, encoding="utf-8")
+        write_atomically(args.junit, text)
     if stopper.signal is not None:
         left = len(scenarios) - len(outcomes)
         print(f"interrupted: {left} scenario(s) not checked", file=sys.stderr)
@@ -317,15 +369,20 @@ def _pin(paths: Sequence[str], summary: str | None, *, yes: bool, replace: bool)
     """Write each scenario's answer into its ``[expect]`` (see :mod:`groupcheck.pin`), asking first unless
     ``yes``: the answer recorded in the JSON ``summary`` of an earlier check (for the same bounds), or
     without one the answer of checking it now. Only questions are pinned, unless ``replace``."""
-    from groupcheck.pin import Answer, PinError, answer_from_row, find_row, pin_file, read_summary
+    from groupcheck.pin import Answer, PinError, answer_from_row, find_row, pin_file, read_summary, read_text
+    from groupcheck.runner import settings_digest
 
     if not yes and not sys.stdin.isatty():
         raise UsageError("pinning asks before writing each file; without a terminal give --yes")
     rows = read_summary(summary) if summary is not None else None
     if rows is not None and not paths:
-        paths = list(dict.fromkeys(row["source"] for row in rows))
+        listed = list(dict.fromkeys(row["source"] for row in rows))
+        paths = [p for p in listed if Path(p).is_file()]  # only files the summary listed, never a folder's
+        for p in listed:
+            if p not in paths:
+                print(f"{p}: not pinned: {summary} lists it as a source, but it is not a scenario file")
         if not paths:
-            raise UsageError(f"{summary}: no scenarios in this summary")
+            raise UsageError(f"{summary}: no scenario files in this summary")
     scenarios, problems = _load_all(paths)
     if not scenarios:
         return EXIT_BAD_INPUT
@@ -342,9 +399,27 @@ def _pin(paths: Sequence[str], summary: str | None, *, yes: bool, replace: bool)
                 print(f"{sc.source}: not pinned: {summary} answered within other bounds ({answer.bounds})")
                 unpinned += 1
                 continue
+            settings = row.get("settings")
+            if settings != settings_digest(sc):
+                why = (
+                    "other settings"
+                    if isinstance(settings, str)
+                    else "unrecorded settings (an older summary)"
+                )
+                print(f"{sc.source}: not pinned: {summary} answered for {why}; check it again")
+                unpinned += 1
+                continue
+            checked = None
         else:
             from groupcheck.runner import check_scenario
 
+            try:
+                checked = read_text(sc.source)
+            except PinError as exc:
+                print(f"{sc.source}: not pinned: {exc}")
+                unpinned += 1
+                continue
+            settings = settings_digest(sc)
             hook, stop = _progress_hook(sc.name)
             try:
                 o = check_scenario(sc, progress=hook)
@@ -375,7 +450,7 @@ def _pin(paths: Sequence[str], summary: str | None, *, yes: bool, replace: bool)
             declined += 1
             continue
         try:
-            pin_file(sc.source, answer.verdict, prop)
+            pin_file(sc.source, answer.verdict, prop, checked_text=checked, settings=settings)
         except PinError as exc:
             print(f"    not pinned: {exc}")
             unpinned += 1
@@ -517,7 +592,7 @@ def cmd_show(args: argparse.Namespace) -> int:
 def cmd_render(args: argparse.Namespace) -> int:
     """Write a trace file's bundle again (the viewer, DOT, Mermaid, ...), e.g. after an upgrade, from the
     document re-derived by replaying it (refused when it does not replay)."""
-    from groupcheck.traces.bundle import write_bundle
+    from groupcheck.traces.bundle import FILES, write_bundle
     from groupcheck.traces.svg import INSTALL_HINT
     from groupcheck.verify import ReplayError, verified_document
 
@@ -528,7 +603,9 @@ def cmd_render(args: argparse.Namespace) -> int:
     except ReplayError as exc:
         print(f"groupcheck: {exc}", file=sys.stderr)
         return EXIT_UNEXPECTED
-    paths = write_bundle(doc, out)
+    target = out / FILES["json"]
+    same = target.exists() and os.path.samefile(target, source)  # never rewrite the input itself
+    paths = write_bundle(doc, out, json=not same)
     print(f"{paths['html']} (open it in a browser)")
     if "svg" not in paths:
         print(f"note: {INSTALL_HINT}")
@@ -566,7 +643,7 @@ def cmd_prove_assignors(args: argparse.Namespace) -> int:
             "z3": z3.get_version_string(),
             "results": [r.to_dict() for r in results],
         }
-        Path(args.json).write_text(json.dumps(summary, indent=2) + "\n", encoding="utf-8")
+        write_atomically(args.json, json.dumps(summary, indent=2) + "\n")
     return EXIT_UNEXPECTED if bad else EXIT_OK
 
 
@@ -619,6 +696,7 @@ def _sweep_progress(
 def cmd_sweep(args: argparse.Namespace) -> int:
     from groupcheck.sweep import SPARK_LOG, load_sweep, run_sweep, spark_errors, verdict_counts
 
+    _check_outputs([("--out", args.out)], [])
     sweep = load_sweep(args.sweep)
     out = Path(args.out)
     _check_master(args.master)
@@ -696,6 +774,7 @@ def cmd_simulate(args: argparse.Namespace) -> int:
     if args.engine == "spark":
         _check_master(args.master)
         need_spark("--engine spark")
+    _check_outputs([("--out", args.out)], [("--json", args.json)])
     runs = args.runs if args.runs is not None or args.seconds is not None or args.walk is not None else 200
     settings = sim.Settings(
         runs=runs,
@@ -740,7 +819,7 @@ def cmd_simulate(args: argparse.Namespace) -> int:
         print(f"{len(doubtful)} scenario(s) with warnings or suspected livelocks (above){strict}")
     if args.json:
         text = json.dumps([o.summary() for o in outcomes], indent=2) + "\n"
-        Path(args.json).write_text(text, encoding="utf-8")
+        write_atomically(args.json, text)
     return _finish(EXIT_UNEXPECTED if bad or (args.strict and doubtful) else EXIT_OK, len(outcomes), problems)
 
 
@@ -852,6 +931,24 @@ def _positive(text: str) -> int:
     return _whole(text, 1)
 
 
+# what a flag may ask for: more processes than this forks the machine into the ground, a walk longer than
+# this is no longer a counterexample anyone reads (and shrinking it takes minutes), more conformance walks
+# than this run for days
+MAX_WORKERS = 256
+MAX_WALK_DEPTH = 100_000
+MAX_WALKS = 10_000_000
+
+
+def _capped(most: int, why: str) -> Callable[[str], int]:
+    def parse(text: str) -> int:
+        value = _whole(text, 1)
+        if value > most:
+            raise argparse.ArgumentTypeError(f"must be at most {most:,} ({why}), got {value:,}")
+        return value
+
+    return parse
+
+
 def _non_negative(text: str) -> int:
     return _whole(text, 0)
 
@@ -909,7 +1006,11 @@ def build_parser() -> argparse.ArgumentParser:
     )
     p.add_argument("--max-states", type=_positive, metavar="N", help="override the scenarios' state limit")
     p.add_argument(
-        "--workers", type=_positive, default=1, metavar="N", help="explore with N processes (default 1)"
+        "--workers",
+        type=_capped(MAX_WORKERS, "processes"),
+        default=1,
+        metavar="N",
+        help="explore with N processes (default 1)",
     )
     p.add_argument(
         "--max-depth",
@@ -1037,10 +1138,22 @@ def build_parser() -> argparse.ArgumentParser:
     p.set_defaults(func=cmd_prove_assignors)
     p = sub.add_parser("conform", help="replay the model against Kafka's own group coordinator (conformance)")
     p.add_argument("paths", nargs="+", metavar="SPEC")
-    p.add_argument("--walks", type=_positive, default=300, metavar="N", help="random walks a protocol (300)")
+    p.add_argument(
+        "--walks",
+        type=_capped(MAX_WALKS, "walks a run"),
+        default=300,
+        metavar="N",
+        help="random walks a protocol (300)",
+    )
     p.add_argument("--seed", type=int, default=0, metavar="S", help="seed of the walks (0)")
     p.add_argument("--out", metavar="DIR", help="write a bundle per divergence under DIR/<protocol>/")
-    p.add_argument("--max-steps", type=_positive, default=60, metavar="N", help="steps per walk (60)")
+    p.add_argument(
+        "--max-steps",
+        type=_capped(MAX_WALK_DEPTH, "steps a walk"),
+        default=60,
+        metavar="N",
+        help="steps per walk (60)",
+    )
     p.add_argument(
         "--steered",
         type=_non_negative,
@@ -1060,13 +1173,24 @@ def build_parser() -> argparse.ArgumentParser:
     p = sub.add_parser("simulate", help="random walks through scenarios of any size; shrink what they find")
     p.add_argument("paths", nargs="+", metavar="SPEC")
     bound = p.add_mutually_exclusive_group()
-    bound.add_argument("--runs", type=_positive, metavar="N", help="walks 0..N-1 (default 200)")
+    bound.add_argument(
+        "--runs", type=_capped(MAX_WALKS, "walks a run"), metavar="N", help="walks 0..N-1 (default 200)"
+    )
     bound.add_argument("--seconds", type=_seconds, metavar="S", help="walks until S seconds have passed")
     bound.add_argument("--walk", type=int, metavar="ID", help="rerun walk ID alone (with the run's --seed)")
-    p.add_argument("--depth", type=_positive, metavar="D", help="steps per walk (default: by group size)")
+    p.add_argument(
+        "--depth",
+        type=_capped(MAX_WALK_DEPTH, "steps a walk"),
+        metavar="D",
+        help="steps per walk (default: by group size)",
+    )
     p.add_argument("--seed", type=int, default=0, metavar="S", help="seed of the walks (default 0)")
     p.add_argument(
-        "--workers", type=_positive, default=1, metavar="N", help="walk with N processes (default 1)"
+        "--workers",
+        type=_capped(MAX_WORKERS, "processes"),
+        default=1,
+        metavar="N",
+        help="walk with N processes (default 1)",
     )
     p.add_argument("--engine", choices=ENGINES, default="local", help="local, or spark: walks as Spark tasks")
     p.add_argument(
@@ -1146,12 +1270,46 @@ def _is_bad_input(exc: BaseException) -> bool:
     return isinstance(exc, tuple(classes))
 
 
+def _take_interrupts() -> tuple[list[bool], Callable[[], None]]:
+    """Ctrl-C raises KeyboardInterrupt in main, and is remembered: a library that turns it into another
+    exception while it is imported (numpy makes it an ImportError) is still an interruption, not a bug.
+    Returns the flag and what restores the previous handler."""
+    seen = [False]
+    try:
+        before = signal.getsignal(signal.SIGINT)
+    except ValueError:  # pragma: no cover - not the main thread: leave signals alone
+        return seen, lambda: None
+    if before not in (signal.SIG_DFL, signal.default_int_handler):
+        return seen, lambda: None
+
+    def on_sigint(signum: int, frame: object) -> None:
+        seen[0] = True
+        raise KeyboardInterrupt
+
+    signal.signal(signal.SIGINT, on_sigint)
+    return seen, lambda: signal.signal(signal.SIGINT, before)
+
+
 def main(argv: Sequence[str] | None = None) -> int:
+    interrupted, restore = _take_interrupts()
+    try:
+        return _main(argv, interrupted)
+    except KeyboardInterrupt:
+        print("groupcheck: interrupted", file=sys.stderr)
+        return 130
+    finally:
+        restore()
+
+
+def _main(argv: Sequence[str] | None, interrupted: list[bool]) -> int:
     try:
         args = build_parser().parse_args(argv)
         _load_variants(args)
         return int(args.func(args))
     except Exception as exc:
+        if interrupted[0]:  # Ctrl-C turned into another exception by the code it interrupted
+            print("groupcheck: interrupted", file=sys.stderr)
+            return 130
         if _is_bad_input(exc):
             print(f"groupcheck: {exc}", file=sys.stderr)
             return EXIT_BAD_INPUT
@@ -1159,12 +1317,10 @@ def main(argv: Sequence[str] | None = None) -> int:
             os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
             return EXIT_OK
         if isinstance(exc, OSError):
-            print(f"groupcheck: {exc.filename or ''}: {exc.strerror or exc}", file=sys.stderr)
+            where = f"{exc.filename}: " if exc.filename else ""  # never "groupcheck: : ..."
+            print(f"groupcheck: {where}{exc.strerror or exc}", file=sys.stderr)
             return EXIT_BAD_INPUT
         raise
-    except KeyboardInterrupt:
-        print("groupcheck: interrupted", file=sys.stderr)
-        return 130
 
 
 if __name__ == "__main__":

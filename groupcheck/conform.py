@@ -72,6 +72,7 @@ from groupcheck.model.shared.state import (
     World,
 )
 from groupcheck.model.shared.symmetry import canonical_member_ids
+from groupcheck.traces.files import write_atomically
 
 try:  # every member id a world holds (the set canonical_member_ids renames onto 1..k)
     from groupcheck.model.shared.symmetry import member_ids_in as held_member_ids
@@ -1264,9 +1265,9 @@ def write_bundle(result: WalkResult, out: Path, sc: Scenario, kafka: str) -> Pat
             for r in result.records
         ],
     }
-    (out / "walk.json").write_text(json.dumps(doc, indent=1, default=list) + "\n", encoding="utf-8")
-    (out / "walk.txt").write_text(_text_table(result, kafka), encoding="utf-8")
-    (out / "walk.html").write_text(_html_table(result, sc, kafka), encoding="utf-8")
+    write_atomically(out / "walk.json", json.dumps(doc, indent=1, default=list) + "\n")
+    write_atomically(out / "walk.txt", _text_table(result, kafka))
+    write_atomically(out / "walk.html", _html_table(result, sc, kafka))
     return out
 
 

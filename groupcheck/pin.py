@@ -19,11 +19,13 @@ import copy
 import json
 import os
 import re
-import tempfile
+import stat
 import tomllib
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
+
+from groupcheck.traces.files import read_regular, write_atomically
 
 _EXPECT_HEADER = re.compile(r"^[ \t]*\[[ \t]*expect[ \t]*\][ \t]*(?:#[^\n]*)?\r?$", re.M)
 _TABLE_HEADER = re.compile(r"^[ \t]*\[", re.M)
@@ -102,35 +104,59 @@ def with_expect(text: str, verdict: str, prop: str | None, source: str = "scenar
 
 def write_text_atomically(path: Path, text: str) -> None:
     """Replace ``path``'s content by ``text`` (UTF-8, newlines as given) through a rename."""
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".pin")
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8", newline="") as f:
-            f.write(text)
-        try:
-            os.chmod(tmp, path.stat().st_mode & 0o7777)
-        except OSError:
-            pass
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
+    write_atomically(path, text)
 
 
-def pin_file(path: str | Path, verdict: str, prop: str | None) -> None:
-    """Write ``verdict`` (and ``prop``) into the scenario file ``path``'s ``[expect]``; the new text must
-    still be a valid scenario, or nothing is written."""
+def read_text(path: str | Path) -> str:
+    """A scenario file's text, as pinning reads it (a regular file within the scenario size limit)."""
+    from groupcheck.model.scenario import MAX_FILE_BYTES
+
     p = Path(path)
     try:
-        text = p.read_bytes().decode("utf-8")
+        fd = os.open(p, os.O_RDONLY | os.O_NONBLOCK)
+        with os.fdopen(fd, "rb") as f:
+            if not stat.S_ISREG(os.fstat(f.fileno()).st_mode):
+                raise PinError(f"{p}: cannot read: not a regular file")
+            raw = f.read(MAX_FILE_BYTES + 1)
+        if len(raw) > MAX_FILE_BYTES:
+            raise PinError(f"{p}: cannot read: larger than {MAX_FILE_BYTES:,} bytes")
+        return raw.decode("utf-8")
     except (OSError, UnicodeDecodeError) as exc:
         raise PinError(f"{p}: cannot read: {exc}") from None
-    new = with_expect(text, verdict, prop, str(p))
-    from groupcheck.model.scenario import ScenarioError, scenario_from_data
 
+
+def pin_file(
+    path: str | Path,
+    verdict: str,
+    prop: str | None,
+    *,
+    checked_text: str | None = None,
+    settings: str | None = None,
+) -> None:
+    """Write ``verdict`` (and ``prop``) into the scenario file ``path``'s ``[expect]``; the new text must
+    still be a valid scenario, or nothing is written. ``checked_text``: the text the answer was found
+    for — the file must still hold exactly it; ``settings``: the :func:`groupcheck.runner.settings_digest`
+    of the run that found the answer — the file's settings must be those. The file is read again just
+    before it is replaced: an edit in between is refused, not overwritten."""
+    from groupcheck.model.scenario import ScenarioError, scenario_from_data
+    from groupcheck.runner import settings_digest
+
+    p = Path(path)
+    text = read_text(p)
+    if checked_text is not None and text != checked_text:
+        raise PinError(f"{p}: edited while it was checked, so the answer is not this text's; check it again")
+    new = with_expect(text, verdict, prop, str(p))
     try:  # the pinned file must still be a valid scenario (say, a property it checks)
-        scenario_from_data(tomllib.loads(new), str(p))
+        sc = scenario_from_data(tomllib.loads(new), str(p))
     except ScenarioError as exc:
         raise PinError(f"not written: {exc}") from None
+    if settings is not None and settings_digest(sc) != settings:
+        raise PinError(
+            f"{p}: its settings (protocol, assignor, properties, deadlock, sizes, faults, switches, "
+            "bounds) are not those the answer was found for; check it again"
+        )
+    if read_text(p) != text:
+        raise PinError(f"{p}: edited while it was being pinned; nothing written")
     write_text_atomically(p, new)
 
 
@@ -138,8 +164,7 @@ def read_summary(path: str | Path) -> list[dict[str, Any]]:
     """The rows of a ``groupcheck check --json`` summary, each with the keys pinning needs checked."""
     p = Path(path)
     try:
-        with open(p, "rb") as f:
-            raw = f.read(MAX_SUMMARY_BYTES + 1)
+        raw = read_regular(p, MAX_SUMMARY_BYTES)
     except OSError as exc:
         raise PinError(f"{p}: cannot read: {exc.strerror or exc}") from None
     if len(raw) > MAX_SUMMARY_BYTES:
@@ -176,10 +201,14 @@ def answer_from_row(row: dict[str, Any]) -> Answer:
 
 
 def find_row(rows: list[dict[str, Any]], source: str, name: str) -> dict[str, Any] | None:
-    """The summary row of the scenario file ``source`` (by path; by name when no path matches)."""
+    """The summary row of the scenario file ``source``: by path; by name only when the one row of that
+    name records a source that no longer exists (a summary written from another folder). A row whose
+    source is a folder or another file never answers for this one."""
     want = Path(source).resolve()
     for row in rows:
         if Path(row["source"]).resolve() == want:
             return row
     named = [row for row in rows if row["name"] == name]
-    return named[0] if len(named) == 1 else None
+    if len(named) == 1 and not os.path.lexists(named[0]["source"]):
+        return named[0]
+    return None

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import copy
 import functools
+import hashlib
 import json
 from collections.abc import Callable
 from dataclasses import dataclass, replace
@@ -19,6 +20,7 @@ from groupcheck.model import GroupModel
 from groupcheck.model.explain import trace_document
 from groupcheck.model.scenario import Scenario, load_scenario, scenario_from_data
 from groupcheck.model.shared.coverage import unexercised
+from groupcheck.model.shared.properties import LIVENESS_NAMES
 from groupcheck.traces import write_bundle
 from groupcheck.verify import ReplayError, ReplayOutcome, replay_trace  # noqa: F401 (replay lives in verify)
 
@@ -96,6 +98,7 @@ class CheckOutcome:
             "trace_length": len(r.counterexample) if r.counterexample else None,
             "seconds": round(st.seconds, 3),
             "bounds": self.scenario.bounds(),
+            "settings": settings_digest(self.scenario),
             "collision_probability": st.collision_probability,
             "coverage": {"actions": dict(r.coverage.actions), "probes": list(r.coverage.probes)},
             "trace": None if self.trace_dir is None else str(self.trace_dir / "trace.json"),
@@ -137,14 +140,24 @@ def as_checked(sc: Scenario, max_depth: int | None, max_states: int | None) -> S
 
 def run_key(sc: Scenario) -> str:
     """What a run directory records as explored: the scenario's table, less the state limit (a run
-    stopped by it may be resumed with another)."""
+    stopped by it may be resumed with another) and less what does not change the search: the expected
+    answer (``[expect]``) and the description."""
     data = copy.deepcopy(sc.data)
+    data.pop("expect", None)
+    data.pop("description", None)
     check = data.get("check")
     if isinstance(check, dict):
         check.pop("max_states", None)
         if not check:
             del data["check"]
     return json.dumps(data, sort_keys=True)
+
+
+def settings_digest(sc: Scenario) -> str:
+    """SHA-256 of every setting an answer depends on (:func:`run_key`: protocol, assignor, properties,
+    deadlock checking, sizes, faults, switches, bounds; not ``[expect]`` nor the description): ``pin``
+    writes an answer only into a file whose settings are those the answer was found for."""
+    return hashlib.sha256(run_key(sc).encode("utf-8")).hexdigest()
 
 
 def vacuity(sc: Scenario, result: Result) -> tuple[str, ...]:
@@ -164,6 +177,36 @@ def vacuity(sc: Scenario, result: Result) -> tuple[str, ...]:
             if item not in never
         ]
     return tuple(out)
+
+
+def is_liveness(sc: Scenario) -> bool:
+    """Whether the scenario checks a liveness property (answered in one process: checker.liveness)."""
+    return any(p in LIVENESS_NAMES for p in sc.properties)
+
+
+def unsupported(
+    sc: Scenario, *, workers: int = 1, engine: str = "local", checkpoint: bool = False
+) -> str | None:
+    """Why ``sc`` cannot be checked with these options (one line), or None. A liveness property needs the
+    whole behaviour graph in one process: not --workers, not Spark, and no run directory yet."""
+    if not is_liveness(sc):
+        return None
+    how = [
+        what
+        for what, used in (
+            ("--workers", workers > 1),
+            ("--engine spark", engine == "spark"),
+            ("--checkpoint/--resume", checkpoint),
+        )
+        if used
+    ]
+    if not how:
+        return None
+    names = ", ".join(p for p in sc.properties if p in LIVENESS_NAMES)
+    return (
+        f"{sc.source}: checks liveness ({names}), which is answered in one process without a run directory: "
+        f"not checked with {' and '.join(how)} (check it without them)"
+    )
 
 
 def check_scenario(
@@ -248,8 +291,25 @@ def check_scenario(
     if result.counterexample is not None and out_dir is not None:
         trace_dir = out_dir / sc.name
         write_bundle(trace_document(sc, result), trace_dir)
+    elif out_dir is not None and not result.stopped_by:
+        remove_stale_bundle(out_dir / sc.name)
     notes = (SYMMETRY_NOTE,) if liveness and symmetry else ()
     return CheckOutcome(sc, result, trace_dir, vacuity(sc, result), notes)
+
+
+def remove_stale_bundle(folder: Path) -> None:
+    """Remove an earlier run's counterexample bundle from ``folder`` (the scenario now holds: a reader must
+    not find a counterexample for it): only the bundle's own files, then the folder if that empties it."""
+    from groupcheck.traces.bundle import FILES, SVG_FILE
+
+    if not (folder / FILES["json"]).is_file():
+        return
+    for name in (*FILES.values(), SVG_FILE):
+        (folder / name).unlink(missing_ok=True)
+    try:
+        folder.rmdir()
+    except OSError:
+        pass  # something else of the user's is in it
 
 
 def scenario_files(*paths: str | Path) -> list[Path]:
@@ -263,8 +323,8 @@ def scenario_files(*paths: str | Path) -> list[Path]:
             if not found:
                 raise FileNotFoundError(f"{p}: no scenario files (*.toml) in this folder")
             files.extend(found)
-        elif p.is_file():
-            files.append(p)
+        elif p.is_file() or (p.exists() and not p.is_dir()):
+            files.append(p)  # a FIFO or a device too: reading it refuses it in one line, unread
         else:
             raise FileNotFoundError(f"{p}: no such file or folder")
     return files

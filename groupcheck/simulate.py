@@ -38,10 +38,12 @@ import copy
 import csv
 import functools
 import gc
+import io
 import json
 import math
 import multiprocessing as mp
 import operator
+import os
 import random
 import time
 import warnings
@@ -57,6 +59,7 @@ import numpy as np
 from groupcheck.checker.contract import Model, Probe
 from groupcheck.checker.errors import CheckerError
 from groupcheck.checker.fingerprint import replace
+from groupcheck.checker.parallel import die_with_parent
 from groupcheck.checker.result import Coverage, Result, Stats, Verdict
 from groupcheck.checker.search import DEADLOCK, CoverageCounter, is_deadlock, replay
 from groupcheck.checker.simulate import (
@@ -94,6 +97,7 @@ from groupcheck.model.shared.symmetry import (
     rename_member_ids,
 )
 from groupcheck.traces import write_bundle
+from groupcheck.traces.files import write_atomically
 
 # the weights a swarm walk gives action labels (each label one of these, drawn from the walk's seed)
 WEIGHTS = (0.1, 0.3, 1.0, 1.0, 3.0, 10.0)
@@ -1578,7 +1582,7 @@ def _run_local(
             yield walker.chunk(walks, deadline)
         return
     ctx = mp.get_context("fork")
-    pool = ctx.Pool(settings.workers)
+    pool = ctx.Pool(settings.workers, initializer=die_with_parent, initargs=(os.getpid(),))
     try:
         pending: deque[Any] = deque()
         exhausted = False
@@ -1807,7 +1811,7 @@ def write_counterexample(
     text = toml_text(table)
     if tomllib.loads(text) != table:  # pragma: no cover - toml_text writes what it is given
         raise SimulationError(f"{pin_path}: the scenario table does not survive TOML")
-    pin_path.write_text(text, encoding="utf-8")
+    write_atomically(pin_path, text)
     return where, pin_path, note
 
 
@@ -1819,10 +1823,11 @@ def write_rows(
     out.mkdir(parents=True, exist_ok=True)
     rows = [r.as_dict(o.scenario.name) for o in outcomes for r in o.rows]
     paths = [out / "walks.csv"]
-    with open(paths[0], "w", newline="", encoding="utf-8") as f:
-        writer = csv.DictWriter(f, fieldnames=ROW_COLUMNS)
-        writer.writeheader()
-        writer.writerows(rows)
+    buf = io.StringIO(newline="")
+    writer = csv.DictWriter(buf, fieldnames=ROW_COLUMNS)
+    writer.writeheader()
+    writer.writerows(rows)
+    write_atomically(paths[0], buf.getvalue())
     if parquet:
         from groupcheck.checker.spark import DEFAULT_MASTER, spark_session
 

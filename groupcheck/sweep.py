@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import copy
 import csv
+import io
 import itertools
 import json
 import math
@@ -45,6 +46,7 @@ from groupcheck.model.scenario import (
     short,
 )
 from groupcheck.model.shared.config import SWITCH_NAMES
+from groupcheck.traces.files import write_atomically
 
 SWITCH_AXIS = "switch_off"
 # stopped_by: the limit that stopped a search before it was exhaustive (its verdict is then "incomplete",
@@ -200,17 +202,21 @@ def load_sweep(path: str | Path) -> Sweep:
     axes: list[tuple[str, tuple[Any, ...]]] = []
     for path, values in grid.items():
         where = f"{source}: grid.{key_text(path)}"
-        if isinstance(values, dict):  # an unquoted dotted key (group.consumers = [...]) parses as a table
+        if isinstance(values, dict) and "." not in path:  # an unquoted dotted key parses as a table
             raise _error(f'{where}: quote dotted paths ("group.consumers" = [...])')
         if not isinstance(values, list) or not values:
             raise _error(f"{where}: must be a non-empty list of values")
         if path == SWITCH_AXIS:
-            if "*" in values:
-                values = ["none", *SWITCH_NAMES]
-            for v in values:
-                if v != "none" and v not in SWITCH_NAMES:
+            for v in values:  # every entry checked, none dropped
+                if v != "*" and v != "none" and v not in SWITCH_NAMES:
                     known = ", ".join(SWITCH_NAMES)
                     raise _error(f"{source}: grid.switch_off: unknown switch {short(v)}; known: {known}")
+            if "*" in values:
+                if len(values) > 1:
+                    raise _error(
+                        f'{source}: grid.switch_off: "*" stands for none and every switch; list it alone'
+                    )
+                values = ["none", *SWITCH_NAMES]
         else:
             problem = _axis_path_problem(path)
             if problem is not None:
@@ -229,6 +235,14 @@ def load_sweep(path: str | Path) -> Sweep:
                 )
     if SWITCH_AXIS in paths and "switches" in paths:
         raise _error(f"{source}: grid.switches: would undo grid.switch_off; keep one of them")
+    if SWITCH_AXIS in paths:  # a row labelled switch_off=X must have X off: no other axis may set X
+        off = set(dict(axes)[SWITCH_AXIS])
+        for a in paths:
+            if a.startswith("switches.") and a.removeprefix("switches.") in off:
+                raise _error(
+                    f"{source}: grid.{key_text(a)}: sets a switch grid.switch_off turns off, so its rows "
+                    "would be mislabelled; keep one of them"
+                )
     for path, values in axes:
         seen: set[str] = set()
         for v in values:
@@ -424,11 +438,12 @@ def run_sweep(
     spark.createDataFrame([tuple(r[c] for c in columns) for r in results], schema).write.mode(
         "overwrite"
     ).parquet(str(out / "results.parquet"))
-    with open(out / "results.csv", "w", newline="") as f:
-        writer = csv.DictWriter(f, fieldnames=columns)
-        writer.writeheader()
-        writer.writerows(results)
-    (out / "summary.md").write_text(summary_markdown(sweep, results))
+    buf = io.StringIO(newline="")
+    writer = csv.DictWriter(buf, fieldnames=columns)
+    writer.writeheader()
+    writer.writerows(results)
+    write_atomically(out / "results.csv", buf.getvalue())
+    write_atomically(out / "summary.md", summary_markdown(sweep, results))
     return results
 
 

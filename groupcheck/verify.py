@@ -34,7 +34,11 @@ the same way; its ``schema`` and missing ``kind`` are accepted, and the re-deriv
 ``show`` and ``render`` draw from, is of the current schema (``render`` upgrades the file).
 
 The first difference is reported as one line naming the step and field, e.g. ``step 7:
-state.C2.generation is 3 in the file, 2 on replay``.
+state.C2.generation is 3 in the file, 2 on replay``. The work a file can ask for is bounded: a trace
+longer than its embedded scenario's ``max_depth`` (a finite path), or meeting more states than its
+``max_states``, is refused before any step runs (no search within those bounds reports it), and the
+steps are compared as they are replayed, in windows doubling in length, so a difference is found with at
+most twice the work it takes to reach it.
 
 The bounds are re-checked: ``bounds`` must equal the text re-derived from the embedded scenario, whose
 ``check`` table holds the limits the search ran within (``groupcheck check`` writes bounds given on the
@@ -238,6 +242,43 @@ def _lasso_problem(
     return None
 
 
+def _bound_problem(scenario: Scenario, n: int, loop: int | None) -> str | None:
+    """Why no search within the embedded scenario's bounds reports a trace of ``n`` steps: a finite path
+    is at most ``max_depth`` steps long, and every path of ``n`` steps meets at least ``n`` distinct
+    states (``n + 1`` for a finite one), at most ``max_states``."""
+    if loop is None and scenario.max_depth is not None and n > scenario.max_depth:
+        return f"steps: {n} in the file, more than the embedded scenario's max_depth {scenario.max_depth}"
+    least = n + (1 if loop is None else 0)
+    if scenario.max_states is not None and least > scenario.max_states:
+        return (
+            f"steps: {n} in the file meet at least {least} states, but the embedded scenario's max_states "
+            f"is {scenario.max_states}"
+        )
+    return None
+
+
+def _window_problem(
+    scenario: Scenario, doc: dict[str, Any], states: list[World], steps: list[Step], start: int
+) -> str | None:
+    """The first difference between the file and the replay in steps ``start + 1 ..`` of the replayed
+    ``steps`` (with ``start == 0`` and no steps: the initial state and the lifelines). Each step's entry
+    depends only on the states before and after it, so a window of the path is derived as the whole is,
+    by :func:`trace_document` (with the deadlock property, whose message needs no violation)."""
+    cex = Counterexample(DEADLOCK, states[start], tuple(steps[start:]), None)
+    window = trace_document(scenario, Result(Verdict.VIOLATED, Stats(0, 0, 0, 0.0), cex))
+    if start == 0 and not steps:
+        for key in ("initial_state", "lifelines"):
+            problem = _difference(doc[key], window[key], key)
+            if problem:
+                return problem
+    for j, again in enumerate(window["steps"]):
+        i = start + j + 1
+        problem = _difference(doc["steps"][i - 1], {**again, "index": i}, "")
+        if problem:
+            return f"step {i}: {problem}"
+    return None
+
+
 def _comparable(derived: dict[str, Any], schema: object) -> dict[str, Any]:
     """The re-derived document as a file of ``schema`` records it (an old schema has no property kind)."""
     if schema == SCHEMA:
@@ -269,9 +310,16 @@ def replay_trace(path: str | Path) -> ReplayOutcome:
         return ReplayOutcome(source, prop, reproduced, n, message, mismatch, None, loop)
 
     (init,) = model.init_states()
+    bound = _bound_problem(scenario, len(doc["steps"]), loop)
+    if bound is not None:  # refused before any work: no search within these bounds finds such a trace
+        return outcome(False, 0, "longer than its bounds allow", bound)
     states: list[World] = [init]
     steps: list[Step] = []
     blocked: Act | None = None
+    problem = _window_problem(scenario, doc, states, steps, 0)  # the initial state and lifelines first
+    if problem:
+        return outcome(False, 0, "a recorded field differs", problem)
+    compared, next_compare = 0, 1
     for rec in doc["steps"]:
         try:
             act = parse_action(scenario.config, rec["action"], rec["actor"], rec["args"])
@@ -283,6 +331,13 @@ def replay_trace(path: str | Path) -> ReplayOutcome:
             break
         steps.append(Step(act, nxt))
         states.append(nxt)
+        if len(steps) == next_compare:  # compare as it goes, in windows doubling in length: at most
+            problem = _window_problem(
+                scenario, doc, states, steps, compared
+            )  # twice the work to a difference
+            if problem:
+                return outcome(False, len(steps), "a recorded field differs", problem)
+            compared, next_compare = len(steps), 2 * next_compare
 
     derived = _rederive(scenario, doc, init, steps, loop if blocked is None else None)
     for key in ("initial_state", "lifelines"):

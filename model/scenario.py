@@ -23,6 +23,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from groupcheck.checker.files import read_regular
 from groupcheck.model.shared.config import (
     ASSIGNORS,
     FAULT_NAMES,
@@ -140,8 +141,7 @@ def read_toml(path: str | Path, *, invalid: str = "invalid TOML") -> dict[str, A
     """Parse a TOML file within the limits (size, UTF-8, nesting); raise :class:`ScenarioError` naming it."""
     p = Path(path)
     try:
-        with open(p, "rb") as f:
-            raw = f.read(MAX_FILE_BYTES + 1)
+        raw = read_regular(p, MAX_FILE_BYTES)
     except OSError as exc:
         raise ScenarioError(f"{p}: cannot read: {exc.strerror or exc}") from exc
     if len(raw) > MAX_FILE_BYTES:
@@ -364,7 +364,7 @@ def _unexercised(
             raise _err(source, where, f"unknown item; items are {', '.join(UNEXERCISED_ITEMS)}")
         problem = _text(reason, MAX_REASON_CHARS)
         if problem is None and not reason.strip():
-            problem = "the reason must not be empty"
+            problem = "must not be empty"
         if problem is not None:
             raise _err(source, where, f"the reason {problem}")
         out.append((item, " ".join(reason.split())))

@@ -64,14 +64,14 @@ def test_level_replaced_by_the_previous_one_is_refused(
     meta["levels"][4]["records"] = meta["levels"][3]["records"]
     meta["levels"][4]["states"] = meta["levels"][3]["states"]
     (stopped_run / RUN_FILE).write_text(json.dumps(meta))
-    assert "run.json: its digest does not match" in _refused(stopped_run, capsys)
+    assert "run.json: its seal does not match" in _refused(stopped_run, capsys)
 
 
 def test_edited_figure_is_refused(stopped_run: Path, capsys: pytest.CaptureFixture[str]) -> None:
     meta = json.loads((stopped_run / RUN_FILE).read_text())
     meta["figures"]["distinct"] += 1
     (stopped_run / RUN_FILE).write_text(json.dumps(meta))
-    assert "digest does not match" in _refused(stopped_run, capsys)
+    assert "seal does not match" in _refused(stopped_run, capsys)
 
 
 def test_damaged_level_file_is_refused(stopped_run: Path, capsys: pytest.CaptureFixture[str]) -> None:
@@ -92,7 +92,7 @@ def test_forger_with_every_digest_recomputed_is_caught_by_replay(
     entry = meta["levels"][4]
     entry.update(records=meta["levels"][3]["records"], states=meta["levels"][3]["states"])
     entry["sha256"] = hashlib.sha256((stopped_run / "level-00005.bin").read_bytes()).hexdigest()
-    del meta["digest"]
+    del meta["seal"]
     write_sealed(stopped_run, meta)
     assert "level-00005.bin: state" in _refused(stopped_run, capsys)
 

@@ -235,11 +235,11 @@ def _record(run: Path) -> dict[str, Any]:
 
 
 def _edit(run: Path, reseal: bool, **changes: Any) -> None:
-    """Change fields of run.json: as a careless edit (its digest left as it was) or as a forger who
-    recomputes the digest (``reseal``)."""
+    """Change fields of run.json: as a careless edit (its seal left as it was) or as the run key's holder
+    who seals it again (``reseal``: only the replay check stands in its way)."""
     meta = {**_record(run), **changes}
     if reseal:
-        write_sealed(run, {k: v for k, v in meta.items() if k != "digest"})
+        write_sealed(run, {k: v for k, v in meta.items() if k != "seal"})
     else:
         (run / "run.json").write_text(json.dumps(meta))
 
@@ -316,7 +316,7 @@ def test_a_level_replaced_by_the_previous_one_is_refused(spark: Any, tmp_path: P
     shutil.copytree(level1, level2)
     sizes = _record(run)["sizes"]
     _edit(run, reseal=False, sizes=[sizes[0], sizes[0]])
-    with pytest.raises(CheckpointError, match=r"run\.json: its digest does not match"):
+    with pytest.raises(CheckpointError, match=r"run\.json: its seal does not match"):
         _resume(spark, build, run)
     _edit(run, reseal=True, sizes=[sizes[0], sizes[0]], distinct=1 + 2 * sizes[0])
     with pytest.raises(
@@ -353,7 +353,7 @@ def test_an_edited_figure_is_refused(spark: Any, tmp_path: Path) -> None:
     build, run, _ = _violated_run(spark, tmp_path)
     distinct = _record(run)["distinct"]
     _edit(run, reseal=False, distinct=distinct + 1000)
-    with pytest.raises(CheckpointError, match=r"run\.json: its digest does not match its contents"):
+    with pytest.raises(CheckpointError, match=r"run\.json: its seal does not match its contents"):
         _resume(spark, build, run)
     _edit(run, reseal=True, distinct=distinct + 1000)  # a forger: the figures must still add up
     with pytest.raises(

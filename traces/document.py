@@ -13,9 +13,12 @@ from __future__ import annotations
 
 import json
 import math
+import re
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
+
+from groupcheck.traces.files import read_regular, write_atomically
 
 SCHEMA = "groupcheck-trace/2"
 OLD_SCHEMAS = ("groupcheck-trace/1",)  # still read: a finite counterexample of an invariant or deadlock
@@ -61,6 +64,7 @@ _TYPE_NAMES: dict[type | None, str] = {
 }
 _MISSING = object()
 MAX_TRACE_BYTES = 100_000_000  # about 3 kB a step: a 10,000-step counterexample is 30 MB
+_SURROGATE_ESCAPE = re.compile(r"\\u[dD][89a-fA-F]")
 MAX_JSON_NESTING = 200  # a trace nests 5 levels; json.loads itself gives up near 1,000
 
 
@@ -308,8 +312,7 @@ def load(path: str | Path) -> dict[str, Any]:
     """
     p = Path(path)
     try:
-        with open(p, "rb") as f:
-            raw = f.read(MAX_TRACE_BYTES + 1)
+        raw = read_regular(p, MAX_TRACE_BYTES)
     except OSError as exc:
         raise _fail(str(p), f"cannot read: {exc.strerror or exc}") from exc
     if len(raw) > MAX_TRACE_BYTES:
@@ -328,6 +331,12 @@ def load(path: str | Path) -> dict[str, Any]:
         ) from exc
     except ValueError as exc:  # a NaN or Infinity, or an integer of more than 4,300 digits
         raise _fail(str(p), f"invalid JSON: {exc}") from exc
+    if _SURROGATE_ESCAPE.search(text):  # only a \u escape can make a lone surrogate, which is not text
+        try:
+            json.dumps(doc, ensure_ascii=False).encode("utf-8")
+        except UnicodeEncodeError as exc:
+            bad = f"\\u{ord(exc.object[exc.start]):04x}"
+            raise _fail(str(p), f"invalid JSON text: a lone surrogate ({bad}) is not a character") from None
     try:
         return validate(doc, str(p))
     except RecursionError as exc:  # pragma: no cover - json.loads hits the limit first
@@ -346,7 +355,7 @@ def dump(doc: dict[str, Any], path: str | Path) -> None:
     """
     p = Path(path)
     validate(doc, str(p))
-    p.write_bytes(dumps(doc).encode("utf-8"))
+    write_atomically(p, dumps(doc))
 
 
 def _same(a: object, b: object) -> bool:

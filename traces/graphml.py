@@ -7,12 +7,14 @@ initial state and a number elsewhere) is written as text everywhere, so each att
 
 from __future__ import annotations
 
+import io
 import json
 from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
 import networkx as nx
+from groupcheck.traces.files import write_atomically
 
 Scalar = str | int | float | bool
 
@@ -50,4 +52,6 @@ def write_graphml(g: nx.MultiDiGraph, path: str | Path) -> None:
     edges = list(g.edges(keys=True, data=True))
     for (u, v, k, _), attrs in zip(edges, _columns(d for _, _, _, d in edges), strict=True):
         h.add_edge(u, v, key=k, **attrs)
-    nx.write_graphml(h, str(path), encoding="utf-8")
+    buf = io.BytesIO()
+    nx.write_graphml(h, buf, encoding="utf-8")
+    write_atomically(path, buf.getvalue())

@@ -10,6 +10,8 @@ import shutil
 import subprocess
 from pathlib import Path
 
+from groupcheck.traces.files import write_atomically
+
 INSTALL_HINT = "Graphviz's dot is not installed (apt-get install graphviz), so trace.svg is not written"
 TIMEOUT = 120  # seconds; a counterexample's chain of states renders in well under one
 
@@ -41,5 +43,5 @@ def render_svg(dot_text: str, path: str | Path, program: str | None = None) -> P
     if proc.returncode != 0 or not proc.stdout:
         reason = (proc.stderr.decode("utf-8", "replace").strip().splitlines() or ["no output"])[0]
         raise TraceRenderError(f"{out}: dot failed (exit {proc.returncode}): {reason}")
-    out.write_bytes(proc.stdout)
+    write_atomically(out, proc.stdout)
     return out
