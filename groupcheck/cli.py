@@ -28,6 +28,7 @@ if TYPE_CHECKING:
     from groupcheck.checker import Stats
     from groupcheck.model.scenario import Scenario
     from groupcheck.runner import CheckOutcome
+    from groupcheck.simulate import ShrinkProgress
 
 EXIT_OK, EXIT_UNEXPECTED, EXIT_BAD_INPUT = 0, 1, 2
 
@@ -709,22 +710,20 @@ def cmd_simulate(args: argparse.Namespace) -> int:
         engine=args.engine,
         master=args.master,
         shrink=not args.no_shrink,
+        shrink_seconds=args.shrink_seconds,
     )
     problem = settings.problem()
     if problem is not None:
         raise UsageError(problem)
     scenarios, problems = _load_all(args.paths, simulation=True)
-    for sc in [sc for sc in scenarios if sc.is_question]:  # walks answer "violated", never "holds"
-        scenarios.remove(sc)
-        problem = f"{sc.source}: expect: simulate needs [expect] (walks cannot show that a property holds)"
-        problems.append((sc.source, problem))
-        print(f"groupcheck: {problem}", file=sys.stderr, flush=True)
     if not scenarios:
         return EXIT_BAD_INPUT
     out = Path(args.out) if args.out else None
     outcomes = []
     for sc in scenarios:
-        o = sim.simulate_scenario(sc, out, settings, progress=_walk_progress(sc.name))
+        o = sim.simulate_scenario(
+            sc, out, settings, progress=_walk_progress(sc.name), shrink_progress=_shrink_progress(sc.name)
+        )
         outcomes.append(o)
         for line in _simulation_lines(o, args):
             print(line)
@@ -734,7 +733,12 @@ def cmd_simulate(args: argparse.Namespace) -> int:
             print(f"walks: {path}")
     bad = [o for o in outcomes if not o.as_expected]
     doubtful = [o for o in outcomes if o.vacuous or o.livelocks]
-    print(f"{len(outcomes) - len(bad)} of {len(outcomes)} scenarios as expected (walks prove nothing holds)")
+    asked = [o for o in outcomes if not o.scenario.is_question]
+    counts = [f"{len(asked) - len(bad)} of {len(asked)} scenarios as expected"] if asked else []
+    if len(asked) < len(outcomes):  # walks answer a question with a violation, never with "holds"
+        found = sum(1 for o in outcomes if o.scenario.is_question and o.violation is not None)
+        counts.append(f"{len(outcomes) - len(asked)} question(s) (no [expect]): {found} with a violation")
+    print("; ".join(counts) + " (walks prove nothing holds)")
     if doubtful:
         strict = "; --strict fails on them" if args.strict else "; --strict would fail on them"
         print(f"{len(doubtful)} scenario(s) with warnings or suspected livelocks (above){strict}")
@@ -764,6 +768,30 @@ def _walk_progress(name: str) -> Callable[[int, int, float], None]:
     return line
 
 
+def _shrink_progress(name: str) -> Callable[[ShrinkProgress], None]:
+    """A progress line on stderr when shrinking enters a stage, and at most every
+    GROUPCHECK_PROGRESS_SECONDS (default 10 s) as it finds smaller counterexamples."""
+    try:
+        every = float(os.environ.get("GROUPCHECK_PROGRESS_SECONDS", "10"))
+    except ValueError:
+        every = 10.0
+    last = [time.monotonic(), ""]
+
+    def line(p: ShrinkProgress) -> None:
+        now = time.monotonic()
+        if p.stage == last[1] and now - last[0] < every:
+            return
+        last[:] = [now, p.stage]
+        budget = "" if p.budget is None else f" of {p.budget:,.0f} s"
+        text = (
+            f"progress: {name}: shrinking ({p.stage}): {p.consumers} consumer(s), {p.steps:,} steps, "
+            f"{p.seconds:,.0f} s{budget}"
+        )
+        print(text, file=sys.stderr, flush=True)
+
+    return line
+
+
 def _simulation_lines(o: object, args: argparse.Namespace) -> list[str]:
     """What ``groupcheck simulate`` prints about one scenario's outcome (a SimulationOutcome)."""
     from groupcheck.simulate import LIVELOCK_NOTE, SimulationOutcome
@@ -772,11 +800,13 @@ def _simulation_lines(o: object, args: argparse.Namespace) -> list[str]:
     sc, t = o.scenario, o.tally
     mark = "ok" if o.as_expected else "UNEXPECTED"
     mode = "every successor checked" if o.settings.successors else "every state followed checked"
+    head = f"{sc.name}: {o.found} (expected {o.expected})  {mark}"
+    if sc.is_question:  # no [expect]: an answer, which never says that a property holds
+        head = f"{sc.name}: {o.found} (a question: no [expect]; walks never show that a property holds)"
     lines = [
-        f"{sc.name}: {o.found} (expected {o.expected})  {mark}",
+        head,
         f"    {o.walks:,} walks, {o.steps:,} steps in {o.seconds - o.shrink_seconds:.1f} s "
-        f"({o.steps_per_second:,.0f} steps/s a "
-        f"core), depth <= {o.depth}, seed {o.settings.seed}, {mode}",
+        f"({o.steps_per_second:,.0f} steps a CPU second), depth <= {o.depth}, seed {o.settings.seed}, {mode}",
         f"    within: {sc.bounds()}",
     ]
     rerun = f"groupcheck simulate {sc.source} --seed {o.settings.seed} --walk"
@@ -796,6 +826,12 @@ def _simulation_lines(o: object, args: argparse.Namespace) -> list[str]:
                 f"topics {topics}, faults {faults or 'none'} (in {o.shrink_seconds:.1f} s; Hypothesis ran "
                 f"{o.shrunk.examples:,} walks)"
             )
+            if o.shrunk.stopped_in is not None:
+                lines.append(
+                    f"    shrinking stopped at its {o.settings.shrink_seconds:g} s budget while "
+                    f"{o.shrunk.stopped_in} (from {o.shrunk.raw_consumers} consumers and {v.steps} steps): "
+                    "a smaller counterexample may exist; --shrink-seconds S gives it longer"
+                )
         if o.trace_dir is not None:
             lines.append(f"    trace: {o.trace_dir}/trace.html (open it in a browser; also .json .mmd .dot)")
         if o.pinned is not None:
@@ -1086,6 +1122,13 @@ def build_parser() -> argparse.ArgumentParser:
         help="check every enabled successor of every state followed, not only the one followed (TLC)",
     )
     p.add_argument("--no-shrink", action="store_true", help="report the violating walk as it is")
+    p.add_argument(
+        "--shrink-seconds",
+        type=_seconds,
+        default=30.0,
+        metavar="S",
+        help="stop shrinking after S seconds with the smallest counterexample so far (default 30)",
+    )
     p.add_argument("--json", metavar="FILE", help="write a JSON summary, one object per scenario")
     p.add_argument(
         "--strict", action="store_true", help="fail (exit 1) on vacuity warnings and suspected livelocks too"
