@@ -12,6 +12,7 @@ scipy, networkx, PySpark and Hypothesis are imported by the commands that use th
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import os
 import shutil
@@ -109,9 +110,14 @@ def _finish(code: int, done: int, problems: Problems) -> int:
     return EXIT_BAD_INPUT
 
 
-def _progress_hook(name: str) -> tuple[Callable[[Stats], None] | None, Callable[[], None]]:
+def _progress_hook(name: str, place: str = "") -> tuple[Callable[[Stats], None] | None, Callable[[], None]]:
     """On a terminal, a live status line; elsewhere (CI logs, pipes) a plain line on stderr at a steady
-    interval, so a long run is never silent (GROUPCHECK_PROGRESS_SECONDS sets it; default 10 s)."""
+    interval, so a long run is never silent (GROUPCHECK_PROGRESS_SECONDS sets it; default 10 s). ``place``
+    ("3 of 127") says where the run is among several scenarios: said on stderr as each one starts."""
+    if place:
+        name = f"{name} ({place})"
+        if not sys.stdout.isatty():
+            print(f"progress: scenario {name}", file=sys.stderr, flush=True)
     if not sys.stdout.isatty():
         try:
             every = float(os.environ.get("GROUPCHECK_PROGRESS_SECONDS", "10"))
@@ -192,6 +198,33 @@ def _run_dir(args: argparse.Namespace, sc: Scenario, n_scenarios: int) -> Path |
     return Path(base) if n_scenarios == 1 else Path(base) / sc.name
 
 
+def _json_to_stdout(command: Callable[[argparse.Namespace], int]) -> Callable[[argparse.Namespace], int]:
+    """``--json -`` writes the JSON to stdout, as Unix tools do: everything else the command prints goes
+    to stderr meanwhile, so that stdout is the JSON alone (``... --json - | jq``)."""
+
+    def run(args: argparse.Namespace) -> int:
+        if getattr(args, "json", None) != "-":
+            return command(args)
+        real = sys.stdout
+        with contextlib.redirect_stdout(sys.stderr):
+            args.json_stdout = real
+            return command(args)
+
+    run.__doc__ = command.__doc__
+    return run
+
+
+def _write_json(args: argparse.Namespace, data: object) -> None:
+    """``data`` as JSON to ``args.json``: a file, or stdout for ``-``."""
+    text = json.dumps(data, indent=2) + "\n"
+    if args.json == "-":
+        args.json_stdout.write(text)
+        args.json_stdout.flush()
+    else:
+        Path(args.json).write_text(text, encoding="utf-8")
+
+
+@_json_to_stdout
 def cmd_check(args: argparse.Namespace) -> int:
     if args.engine == "spark" and args.workers > 1:
         raise UsageError(
@@ -229,8 +262,8 @@ def cmd_check(args: argparse.Namespace) -> int:
     print(f"{'scenario':<40} {'verdict':<32} {'expected':<32} {'states':>9} {'depth':>5} {'seconds':>8}")
     outcomes = []
     with stopper.catching_signals():
-        for sc in scenarios:
-            hook, stop = _progress_hook(sc.name)
+        for k, sc in enumerate(scenarios, start=1):
+            hook, stop = _progress_hook(sc.name, f"{k} of {len(scenarios)}" if len(scenarios) > 1 else "")
             stopper.start()
             try:
                 o = check_scenario(
@@ -279,9 +312,7 @@ def cmd_check(args: argparse.Namespace) -> int:
         strict = "; --strict fails on them" if args.strict else "; --strict would fail on them"
         print(f"{len(vacuous)} scenario(s) left something they ask for unexercised (warnings above){strict}")
     if args.json:
-        Path(args.json).write_text(
-            json.dumps([o.summary() for o in outcomes], indent=2) + "\n", encoding="utf-8"
-        )
+        _write_json(args, [o.summary() for o in outcomes])
     if args.junit:
         text = junit_xml(outcomes, strict=args.strict, errors=problems)
         Path(args.junit).write_text(text, encoding="utf-8")
@@ -686,6 +717,7 @@ def cmd_conform(args: argparse.Namespace) -> int:
     return _finish(EXIT_UNEXPECTED if report.unexplained else EXIT_OK, len(scenarios), problems)
 
 
+@_json_to_stdout
 def cmd_simulate(args: argparse.Namespace) -> int:
     """Random walks through scenarios of any size (swarm testing), every invariant checked at every
     step, a suspected-livelock check, coverage, and the first violation shrunk with Hypothesis to a
@@ -743,8 +775,7 @@ def cmd_simulate(args: argparse.Namespace) -> int:
         strict = "; --strict fails on them" if args.strict else "; --strict would fail on them"
         print(f"{len(doubtful)} scenario(s) with warnings or suspected livelocks (above){strict}")
     if args.json:
-        text = json.dumps([o.summary() for o in outcomes], indent=2) + "\n"
-        Path(args.json).write_text(text, encoding="utf-8")
+        _write_json(args, [o.summary() for o in outcomes])
     return _finish(EXIT_UNEXPECTED if bad or (args.strict and doubtful) else EXIT_OK, len(outcomes), problems)
 
 
@@ -918,7 +949,25 @@ class _Parser(argparse.ArgumentParser):
         super().__init__(*args, **kwargs)  # type: ignore[arg-type]
 
     def error(self, message: str) -> None:  # one line and exit 2, like every other bad input
+        if message.startswith("unrecognized arguments: "):
+            import difflib
+
+            known = sorted(self._all_options())
+            for word in message.removeprefix("unrecognized arguments: ").split():
+                close = difflib.get_close_matches(word.split("=")[0], known, n=1, cutoff=0.6)
+                if word.startswith("-") and close:
+                    message += f" (did you mean {close[0]}?)"
+                    break
         raise UsageError(message)
+
+    def _all_options(self) -> set[str]:
+        """The option strings of this parser and of its subcommands'."""
+        found = set(self._option_string_actions)
+        for action in self._actions:
+            if isinstance(action, argparse._SubParsersAction):
+                for sub in action.choices.values():
+                    found |= set(sub._option_string_actions)
+        return found
 
 
 def build_parser() -> argparse.ArgumentParser:
