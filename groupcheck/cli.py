@@ -12,6 +12,7 @@ scipy, networkx, PySpark and Hypothesis are imported by the commands that use th
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import os
 import shutil
@@ -29,6 +30,7 @@ if TYPE_CHECKING:
     from groupcheck.checker import Stats
     from groupcheck.model.scenario import Scenario
     from groupcheck.runner import CheckOutcome
+    from groupcheck.simulate import ShrinkProgress
 
 EXIT_OK, EXIT_UNEXPECTED, EXIT_BAD_INPUT = 0, 1, 2
 
@@ -117,9 +119,14 @@ def _finish(code: int, done: int, problems: Problems) -> int:
     return EXIT_BAD_INPUT
 
 
-def _progress_hook(name: str) -> tuple[Callable[[Stats], None] | None, Callable[[], None]]:
+def _progress_hook(name: str, place: str = "") -> tuple[Callable[[Stats], None] | None, Callable[[], None]]:
     """On a terminal, a live status line; elsewhere (CI logs, pipes) a plain line on stderr at a steady
-    interval, so a long run is never silent (GROUPCHECK_PROGRESS_SECONDS sets it; default 10 s)."""
+    interval, so a long run is never silent (GROUPCHECK_PROGRESS_SECONDS sets it; default 10 s). ``place``
+    ("3 of 127") says where the run is among several scenarios: said on stderr as each one starts."""
+    if place:
+        name = f"{name} ({place})"
+        if not sys.stdout.isatty():
+            print(f"progress: scenario {name}", file=sys.stderr, flush=True)
     if not sys.stdout.isatty():
         try:
             every = float(os.environ.get("GROUPCHECK_PROGRESS_SECONDS", "10"))
@@ -240,6 +247,33 @@ def _run_dir(args: argparse.Namespace, sc: Scenario, n_scenarios: int) -> Path |
     return Path(base) if n_scenarios == 1 else Path(base) / sc.name
 
 
+def _json_to_stdout(command: Callable[[argparse.Namespace], int]) -> Callable[[argparse.Namespace], int]:
+    """``--json -`` writes the JSON to stdout, as Unix tools do: everything else the command prints goes
+    to stderr meanwhile, so that stdout is the JSON alone (``... --json - | jq``)."""
+
+    def run(args: argparse.Namespace) -> int:
+        if getattr(args, "json", None) != "-":
+            return command(args)
+        real = sys.stdout
+        with contextlib.redirect_stdout(sys.stderr):
+            args.json_stdout = real
+            return command(args)
+
+    run.__doc__ = command.__doc__
+    return run
+
+
+def _write_json(args: argparse.Namespace, data: object) -> None:
+    """``data`` as JSON to ``args.json``: a file, or stdout for ``-``."""
+    text = json.dumps(data, indent=2) + "\n"
+    if args.json == "-":
+        args.json_stdout.write(text)
+        args.json_stdout.flush()
+    else:
+        write_atomically(args.json, text)
+
+
+@_json_to_stdout
 def cmd_check(args: argparse.Namespace) -> int:
     if args.engine == "spark" and args.workers > 1:
         raise UsageError(
@@ -282,8 +316,8 @@ def cmd_check(args: argparse.Namespace) -> int:
     print(f"{'scenario':<40} {'verdict':<32} {'expected':<32} {'states':>9} {'depth':>5} {'seconds':>8}")
     outcomes = []
     with stopper.catching_signals():
-        for sc in scenarios:
-            hook, stop = _progress_hook(sc.name)
+        for k, sc in enumerate(scenarios, start=1):
+            hook, stop = _progress_hook(sc.name, f"{k} of {len(scenarios)}" if len(scenarios) > 1 else "")
             stopper.start()
             try:
                 o = check_scenario(
@@ -332,7 +366,7 @@ def cmd_check(args: argparse.Namespace) -> int:
         strict = "; --strict fails on them" if args.strict else "; --strict would fail on them"
         print(f"{len(vacuous)} scenario(s) left something they ask for unexercised (warnings above){strict}")
     if args.json:
-        write_atomically(args.json, json.dumps([o.summary() for o in outcomes], indent=2) + "\n")
+        _write_json(args, [o.summary() for o in outcomes])
     if args.junit:
         text = junit_xml(outcomes, strict=args.strict, errors=problems)
         write_atomically(args.junit, text)
@@ -763,6 +797,7 @@ def cmd_conform(args: argparse.Namespace) -> int:
     return _finish(EXIT_UNEXPECTED if report.unexplained else EXIT_OK, len(scenarios), problems)
 
 
+@_json_to_stdout
 def cmd_simulate(args: argparse.Namespace) -> int:
     """Random walks through scenarios of any size (swarm testing), every invariant checked at every
     step, a suspected-livelock check, coverage, and the first violation shrunk with Hypothesis to a
@@ -788,22 +823,20 @@ def cmd_simulate(args: argparse.Namespace) -> int:
         engine=args.engine,
         master=args.master,
         shrink=not args.no_shrink,
+        shrink_seconds=args.shrink_seconds,
     )
     problem = settings.problem()
     if problem is not None:
         raise UsageError(problem)
     scenarios, problems = _load_all(args.paths, simulation=True)
-    for sc in [sc for sc in scenarios if sc.is_question]:  # walks answer "violated", never "holds"
-        scenarios.remove(sc)
-        problem = f"{sc.source}: expect: simulate needs [expect] (walks cannot show that a property holds)"
-        problems.append((sc.source, problem))
-        print(f"groupcheck: {problem}", file=sys.stderr, flush=True)
     if not scenarios:
         return EXIT_BAD_INPUT
     out = Path(args.out) if args.out else None
     outcomes = []
     for sc in scenarios:
-        o = sim.simulate_scenario(sc, out, settings, progress=_walk_progress(sc.name))
+        o = sim.simulate_scenario(
+            sc, out, settings, progress=_walk_progress(sc.name), shrink_progress=_shrink_progress(sc.name)
+        )
         outcomes.append(o)
         for line in _simulation_lines(o, args):
             print(line)
@@ -813,13 +846,17 @@ def cmd_simulate(args: argparse.Namespace) -> int:
             print(f"walks: {path}")
     bad = [o for o in outcomes if not o.as_expected]
     doubtful = [o for o in outcomes if o.vacuous or o.livelocks]
-    print(f"{len(outcomes) - len(bad)} of {len(outcomes)} scenarios as expected (walks prove nothing holds)")
+    asked = [o for o in outcomes if not o.scenario.is_question]
+    counts = [f"{len(asked) - len(bad)} of {len(asked)} scenarios as expected"] if asked else []
+    if len(asked) < len(outcomes):  # walks answer a question with a violation, never with "holds"
+        found = sum(1 for o in outcomes if o.scenario.is_question and o.violation is not None)
+        counts.append(f"{len(outcomes) - len(asked)} question(s) (no [expect]): {found} with a violation")
+    print("; ".join(counts) + " (walks prove nothing holds)")
     if doubtful:
         strict = "; --strict fails on them" if args.strict else "; --strict would fail on them"
         print(f"{len(doubtful)} scenario(s) with warnings or suspected livelocks (above){strict}")
     if args.json:
-        text = json.dumps([o.summary() for o in outcomes], indent=2) + "\n"
-        write_atomically(args.json, text)
+        _write_json(args, [o.summary() for o in outcomes])
     return _finish(EXIT_UNEXPECTED if bad or (args.strict and doubtful) else EXIT_OK, len(outcomes), problems)
 
 
@@ -843,6 +880,30 @@ def _walk_progress(name: str) -> Callable[[int, int, float], None]:
     return line
 
 
+def _shrink_progress(name: str) -> Callable[[ShrinkProgress], None]:
+    """A progress line on stderr when shrinking enters a stage, and at most every
+    GROUPCHECK_PROGRESS_SECONDS (default 10 s) as it finds smaller counterexamples."""
+    try:
+        every = float(os.environ.get("GROUPCHECK_PROGRESS_SECONDS", "10"))
+    except ValueError:
+        every = 10.0
+    last = [time.monotonic(), ""]
+
+    def line(p: ShrinkProgress) -> None:
+        now = time.monotonic()
+        if p.stage == last[1] and now - last[0] < every:
+            return
+        last[:] = [now, p.stage]
+        budget = "" if p.budget is None else f" of {p.budget:,.0f} s"
+        text = (
+            f"progress: {name}: shrinking ({p.stage}): {p.consumers} consumer(s), {p.steps:,} steps, "
+            f"{p.seconds:,.0f} s{budget}"
+        )
+        print(text, file=sys.stderr, flush=True)
+
+    return line
+
+
 def _simulation_lines(o: object, args: argparse.Namespace) -> list[str]:
     """What ``groupcheck simulate`` prints about one scenario's outcome (a SimulationOutcome)."""
     from groupcheck.simulate import LIVELOCK_NOTE, SimulationOutcome
@@ -851,11 +912,13 @@ def _simulation_lines(o: object, args: argparse.Namespace) -> list[str]:
     sc, t = o.scenario, o.tally
     mark = "ok" if o.as_expected else "UNEXPECTED"
     mode = "every successor checked" if o.settings.successors else "every state followed checked"
+    head = f"{sc.name}: {o.found} (expected {o.expected})  {mark}"
+    if sc.is_question:  # no [expect]: an answer, which never says that a property holds
+        head = f"{sc.name}: {o.found} (a question: no [expect]; walks never show that a property holds)"
     lines = [
-        f"{sc.name}: {o.found} (expected {o.expected})  {mark}",
+        head,
         f"    {o.walks:,} walks, {o.steps:,} steps in {o.seconds - o.shrink_seconds:.1f} s "
-        f"({o.steps_per_second:,.0f} steps/s a "
-        f"core), depth <= {o.depth}, seed {o.settings.seed}, {mode}",
+        f"({o.steps_per_second:,.0f} steps a CPU second), depth <= {o.depth}, seed {o.settings.seed}, {mode}",
         f"    within: {sc.bounds()}",
     ]
     rerun = f"groupcheck simulate {sc.source} --seed {o.settings.seed} --walk"
@@ -875,6 +938,12 @@ def _simulation_lines(o: object, args: argparse.Namespace) -> list[str]:
                 f"topics {topics}, faults {faults or 'none'} (in {o.shrink_seconds:.1f} s; Hypothesis ran "
                 f"{o.shrunk.examples:,} walks)"
             )
+            if o.shrunk.stopped_in is not None:
+                lines.append(
+                    f"    shrinking stopped at its {o.settings.shrink_seconds:g} s budget while "
+                    f"{o.shrunk.stopped_in} (from {o.shrunk.raw_consumers} consumers and {v.steps} steps): "
+                    "a smaller counterexample may exist; --shrink-seconds S gives it longer"
+                )
         if o.trace_dir is not None:
             lines.append(f"    trace: {o.trace_dir}/trace.html (open it in a browser; also .json .mmd .dot)")
         if o.pinned is not None:
@@ -979,7 +1048,25 @@ class _Parser(argparse.ArgumentParser):
         super().__init__(*args, **kwargs)  # type: ignore[arg-type]
 
     def error(self, message: str) -> None:  # one line and exit 2, like every other bad input
+        if message.startswith("unrecognized arguments: "):
+            import difflib
+
+            known = sorted(self._all_options())
+            for word in message.removeprefix("unrecognized arguments: ").split():
+                close = difflib.get_close_matches(word.split("=")[0], known, n=1, cutoff=0.6)
+                if word.startswith("-") and close:
+                    message += f" (did you mean {close[0]}?)"
+                    break
         raise UsageError(message)
+
+    def _all_options(self) -> set[str]:
+        """The option strings of this parser and of its subcommands'."""
+        found = set(self._option_string_actions)
+        for action in self._actions:
+            if isinstance(action, argparse._SubParsersAction):
+                for sub in action.choices.values():
+                    found |= set(sub._option_string_actions)
+        return found
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -1214,6 +1301,13 @@ def build_parser() -> argparse.ArgumentParser:
         help="check every enabled successor of every state followed, not only the one followed (TLC)",
     )
     p.add_argument("--no-shrink", action="store_true", help="report the violating walk as it is")
+    p.add_argument(
+        "--shrink-seconds",
+        type=_seconds,
+        default=30.0,
+        metavar="S",
+        help="stop shrinking after S seconds with the smallest counterexample so far (default 30)",
+    )
     p.add_argument("--json", metavar="FILE", help="write a JSON summary, one object per scenario")
     p.add_argument(
         "--strict", action="store_true", help="fail (exit 1) on vacuity warnings and suspected livelocks too"

@@ -127,6 +127,7 @@ ROW_COLUMNS = (
     "seconds",
 )
 SHRINK_DATABASE_KEY = b"groupcheck-simulate"
+SHRINK_SECONDS = 30.0  # the default budget of shrinking (--shrink-seconds)
 
 
 class SimulationError(CheckerError):
@@ -629,6 +630,7 @@ class Settings:
     master: str | None = None
     shrink: bool = True
     chunk: int | None = None  # walks per task; default: chosen from runs and workers
+    shrink_seconds: float | None = SHRINK_SECONDS  # shrinking stops there with the best found so far
 
     def problem(self) -> str | None:
         """Why these settings cannot run (one line), or None."""
@@ -645,6 +647,8 @@ class Settings:
             return f"--seconds must be a positive number, got {self.seconds}"
         if self.depth is not None and self.depth < 1:
             return f"--depth must be at least 1, got {self.depth}"
+        if self.shrink_seconds is not None and not (0 < self.shrink_seconds < math.inf):
+            return f"--shrink-seconds must be a positive number, got {self.shrink_seconds}"
         if self.stable_within is not None and self.stable_within < 1:
             return f"--stable-within must be at least 1, got {self.stable_within}"
         if self.seed < 0 or self.seed >= 1 << 64:
@@ -919,6 +923,7 @@ class Tally:
     fingerprints: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=np.uint64))
     steps: int = 0
     generated: int = 0
+    cpu: float = 0.0  # CPU seconds the walks took (each process's own, summed)
     _pending: list[np.ndarray] = field(default_factory=list)  # chunks' fingerprints not merged yet
 
     def add(self, other: Tally) -> None:
@@ -931,6 +936,7 @@ class Tally:
             self._merge()
         self.steps += other.steps
         self.generated += other.generated
+        self.cpu += other.cpu
 
     def _merge(self) -> None:
         if self._pending:
@@ -1056,8 +1062,10 @@ class Walker:
         fired: set[str] = set()
         seen: set[int] = set()
         phases: set[int] = set()
+        cpu = time.process_time()
         with _no_gc():
             self._run_walks(walks, deadline, rows, counts, fired, seen, phases)
+        cpu = time.process_time() - cpu
         fps = np.fromiter(seen, dtype=np.uint64, count=len(seen))
         fps.sort()
         tally = Tally(
@@ -1067,6 +1075,7 @@ class Walker:
             fps,
             sum(r.steps for r in rows),
             sum(r.generated for r in rows),
+            cpu,
         )
         return rows, tally
 
@@ -1143,9 +1152,86 @@ class Shrunk:
     property: str
     raw_length: int
     examples: int  # walks Hypothesis replayed while shrinking
+    # the stage shrinking was in when its time budget ran out (it could shrink further), or None: done
+    stopped_in: str | None = None
+    raw_consumers: int = 0  # the group's size in the violating walk
 
     def __len__(self) -> int:
         return len(self.actions)
+
+
+@dataclass(frozen=True, slots=True)
+class ShrinkProgress:
+    """Where shrinking is: its stage, the best counterexample so far, the seconds spent and allowed."""
+
+    stage: str
+    consumers: int
+    steps: int
+    seconds: float
+    budget: float | None
+
+
+class _OutOfTime(BaseException):
+    """Shrinking's budget is spent. A BaseException, not an Exception: Hypothesis takes an Exception
+    raised in a test for a failure to shrink and lets this one through."""
+
+
+class _Clock:
+    """Shrinking's budget and the best counterexample found so far (what a stopped shrink returns)."""
+
+    def __init__(
+        self,
+        seconds: float | None,
+        progress: Callable[[ShrinkProgress], None] | None,
+        cfg: Config,
+        actions: list[Act],
+    ) -> None:
+        self.start = time.perf_counter()
+        self.seconds = seconds
+        self.deadline = None if seconds is None else self.start + seconds
+        self.progress = progress
+        self.stage = "delta debugging"
+        self.best = (cfg, actions)
+
+    def check(self) -> None:
+        """Raise :class:`_OutOfTime` once the budget is spent."""
+        if self.deadline is not None and time.perf_counter() > self.deadline:
+            raise _OutOfTime
+
+    def enter(self, stage: str) -> None:
+        self.stage = stage
+        self._tell()
+
+    def improve(self, cfg: Config, actions: list[Act]) -> None:
+        """Keep (``cfg``, ``actions``) if it is smaller than the best so far: fewer steps, then fewer
+        consumers, then fewer partitions."""
+
+        def key(c: Config, acts: Sequence[Act]) -> tuple[int, int, int]:
+            return len(acts), c.consumers, sum(n for _, n in c.topics)
+
+        if key(cfg, actions) < key(*self.best):
+            self.best = (cfg, list(actions))
+            self._tell()
+
+    def _tell(self) -> None:
+        if self.progress is not None:
+            cfg, acts = self.best
+            now = time.perf_counter() - self.start
+            self.progress(ShrinkProgress(self.stage, cfg.consumers, len(acts), now, self.seconds))
+
+    def attempt(
+        self, cfg: Config, replays: Callable[[Sequence[Act]], list[Act] | None]
+    ) -> Callable[[Sequence[Act]], list[Act] | None]:
+        """``replays`` over ``cfg``, checking the budget first and keeping every success as the best."""
+
+        def attempt(acts: Sequence[Act]) -> list[Act] | None:
+            self.check()
+            done = replays(acts)
+            if done is not None:
+                self.improve(cfg, done)
+            return done
+
+        return attempt
 
 
 def _size_choices(cfg: Config, base: Config) -> list[tuple[int, int, int]]:
@@ -1172,11 +1258,12 @@ def _config_from(base: Config, values: Sequence[int]) -> Config:
 class _Shrinker:
     """The walk as Hypothesis draws it: the sizes, then every decision of a guided walk."""
 
-    def __init__(self, sc: Scenario, prop: str, depth: int) -> None:
+    def __init__(self, sc: Scenario, prop: str, depth: int, clock: _Clock | None = None) -> None:
         self.sc, self.prop, self.depth = sc, prop, depth
         self.base = sc.config
         self._models: dict[Config, SimulationModel] = {}
         self.calls = 0
+        self.clock = clock
 
     def model(self, cfg: Config) -> SimulationModel:
         m = self._models.get(cfg)
@@ -1188,6 +1275,8 @@ class _Shrinker:
 
     def run(self, cfg: Config, chooser: Callable[[int, Sequence[Any] | None], int]) -> Walk:
         model = self.model(cfg)
+        if self.clock is not None:
+            self.clock.check()
         self.calls += 1
         return guided_walk(
             model,
@@ -1224,16 +1313,66 @@ class _Shrinker:
         return walks()
 
 
-def shrink(sc: Scenario, cfg: Config, actions: Sequence[Act], prop: str, *, seed: int, depth: int) -> Shrunk:
+def shrink(
+    sc: Scenario,
+    cfg: Config,
+    actions: Sequence[Act],
+    prop: str,
+    *,
+    seed: int,
+    depth: int,
+    seconds: float | None = None,
+    progress: Callable[[ShrinkProgress], None] | None = None,
+) -> Shrunk:
     """Shrink the walk ``actions`` (over ``cfg``, a configuration within ``sc``'s) that violates ``prop``:
     delta debugging and consumers taken out one at a time (:func:`_drop_consumers`), then Hypothesis's
     shrinker on the walk's choices (:class:`_Shrinker`), then delta debugging on its actions
     (:func:`checker.simulate.shorten`: steps taken out while the rest still replays to the violation) and,
-    if that took any out, Hypothesis once more from there. Deterministic for the same inputs and ``seed``.
+    if that took any out, Hypothesis once more from there. Deterministic for the same inputs and ``seed``
+    when it ends within ``seconds`` (None: no limit); past them it stops with the smallest counterexample
+    found so far (``Shrunk.stopped_in`` names the stage it stopped in). ``progress`` is told of each stage
+    and each smaller counterexample.
     """
-    shrinker = _Shrinker(sc, prop, max(depth, len(actions)))
-    best_cfg, best = _drop_consumers(sc, cfg, list(actions), prop, shrinker.model)
+    clock = _Clock(seconds, progress, cfg, list(actions))
+    shrinker = _Shrinker(sc, prop, max(depth, len(actions)), clock)
+    stopped_in = None
+    try:
+        best_cfg, best = _shrink_stages(sc, cfg, actions, prop, seed, shrinker, clock)
+    except _OutOfTime:
+        stopped_in = clock.stage
+        best_cfg, best = clock.best
+    clock.enter("cutting fault budgets")
+    best_cfg, best = _tighten(sc, best_cfg, best, prop)
+    model = shrinker.model(best_cfg)
+    final = replays_to(model, sc, best, prop)  # every choice spelt out
+    if final is None:  # pragma: no cover - every candidate kept was replayed so
+        raise SimulationError(f"the shrunk walk no longer violates {prop} on replay")
+    return Shrunk(
+        best_cfg,
+        model.init_states()[0],
+        tuple(final),
+        prop,
+        len(actions),
+        shrinker.calls,
+        stopped_in,
+        cfg.consumers,
+    )
+
+
+def _shrink_stages(
+    sc: Scenario,
+    cfg: Config,
+    actions: Sequence[Act],
+    prop: str,
+    seed: int,
+    shrinker: _Shrinker,
+    clock: _Clock,
+) -> tuple[Config, list[Act]]:
+    """The stages of :func:`shrink`: the counterexample they end with (each smaller one met on the way
+    goes to ``clock.best``, which is what is left when the budget runs out)."""
+    best_cfg, best = _drop_consumers(sc, cfg, list(actions), prop, shrinker.model, clock)
     for round_ in range(2):
+        clock.enter("Hypothesis")
         try:
             choices, seeded = shrinker.seed_choices(best_cfg, best)
         except LookupError:  # pragma: no cover - a replayed walk has no dead end
@@ -1244,25 +1383,28 @@ def shrink(sc: Scenario, cfg: Config, actions: Sequence[Act], prop: str, *, seed
                     f"the violating walk does not replay as a guided walk ({seeded.violation})"
                 )
             break
-        found = _hypothesis_minimal(
-            shrinker.strategy(), lambda cw: cw[1].violation == prop, choices, derive_seed(seed, round_)
-        )
+
+        def interesting(cw: tuple[Config, Walk]) -> bool:
+            if cw[1].violation != prop:
+                return False
+            done = replays_to(shrinker.model(cw[0]), sc, cw[1].actions, prop)
+            if done is not None:
+                clock.improve(cw[0], done)
+            return True
+
+        found = _hypothesis_minimal(shrinker.strategy(), interesting, choices, derive_seed(seed, round_))
         cfg2, w = found if found is not None else (best_cfg, seeded)
         model = shrinker.model(cfg2)
+        clock.enter("delta debugging")
         start = replays_to(model, sc, w.actions, prop) or list(w.actions)
-        shorter = shorten(start, lambda acts, m=model: replays_to(m, sc, acts, prop))
+        shorter = shorten(start, clock.attempt(cfg2, lambda acts, m=model: replays_to(m, sc, acts, prop)))
         if len(shorter) > len(best) or (len(shorter) == len(best) and cfg2 == best_cfg):
             break
         progressed = len(shorter) < len(w.actions)
         best_cfg, best = cfg2, shorter
         if not progressed:
             break
-    best_cfg, best = _tighten(sc, best_cfg, best, prop)
-    model = shrinker.model(best_cfg)
-    final = replays_to(model, sc, best, prop)  # every choice spelt out
-    if final is None:  # pragma: no cover - every candidate kept was replayed so
-        raise SimulationError(f"the shrunk walk no longer violates {prop} on replay")
-    return Shrunk(best_cfg, model.init_states()[0], tuple(final), prop, len(actions), shrinker.calls)
+    return best_cfg, best
 
 
 class _Found(Exception):
@@ -1280,9 +1422,11 @@ def _hypothesis_minimal(
     already shrunk), no new examples are generated, and the run is seeded (``find(random=...)`` would
     turn the database off, so the seed is set on the test as ``@seed`` does)."""
     try:
-        from hypothesis import HealthCheck, Phase, given
+        from hypothesis import HealthCheck, Phase, Verbosity, given
         from hypothesis import settings as hyp_settings
         from hypothesis.database import InMemoryExampleDatabase, choices_to_bytes
+        from hypothesis.errors import HypothesisWarning
+        from hypothesis.reporting import with_reporter
     except ImportError as exc:  # pragma: no cover - a dev dependency
         raise SimulationError(f"shrinking needs Hypothesis (pip install hypothesis): {exc}") from exc
     db = InMemoryExampleDatabase()
@@ -1297,6 +1441,7 @@ def _hypothesis_minimal(
         suppress_health_check=list(HealthCheck),
         report_multiple_bugs=False,
         print_blob=False,
+        verbosity=Verbosity.quiet,
     )
     @given(strategy)
     def test(value: Any) -> None:
@@ -1307,7 +1452,10 @@ def _hypothesis_minimal(
     test._hypothesis_internal_use_seed = seed  # type: ignore[attr-defined]
     test._hypothesis_internal_database_key = SHRINK_DATABASE_KEY  # type: ignore[attr-defined]
     try:
-        with warnings.catch_warnings():  # a walk of fixed size and one step draws nothing: fine here
+        # Hypothesis speaks to a test's author (a walk of fixed size and one step draws nothing; its own
+        # five-minute shrink limit asks for a bug report): none of that is for a user of groupcheck
+        with warnings.catch_warnings(), with_reporter(lambda _: None):
+            warnings.simplefilter("ignore", HypothesisWarning)
             warnings.filterwarnings("ignore", message="There is no reason to use @st.composite")
             test()
     except _Found:
@@ -1344,6 +1492,7 @@ def _drop_consumers(
     actions: list[Act],
     prop: str,
     model: Callable[[Config], SimulationModel],
+    clock: _Clock | None = None,
 ) -> tuple[Config, list[Act]]:
     """The walk cut by delta debugging, then consumers taken out of the group one at a time with their
     steps (each topic losing its share of partitions too, if the walk needs the others' partitions where
@@ -1356,9 +1505,12 @@ def _drop_consumers(
 
     def replays(c: Config) -> Callable[[Sequence[Act]], list[Act] | None]:
         m = model(c)
-        return lambda acts: replays_to(m, sc, acts, prop)
+        plain = lambda acts: replays_to(m, sc, acts, prop)  # noqa: E731
+        return plain if clock is None else clock.attempt(c, plain)
 
     actions = shorten(replays(cfg)(actions) or actions, replays(cfg))
+    if clock is not None:
+        clock.enter("taking consumers out")
     while cfg.consumers > 1:
         n = cfg.consumers
         scaled = tuple((t, size - size // n) for t, size in cfg.topics)
@@ -1477,8 +1629,9 @@ class SimulationOutcome:
 
     @property
     def steps_per_second(self) -> float:
-        busy = sum(r.seconds for r in self.rows)
-        return self.steps / busy if busy > 0 else 0.0
+        """Steps a CPU second (the walking processes' CPU time: on a shared machine the wall clock
+        counts the time other processes had the core)."""
+        return self.steps / self.tally.cpu if self.tally.cpu > 0 else 0.0
 
     @property
     def livelocks(self) -> tuple[WalkRow, ...]:
@@ -1486,6 +1639,12 @@ class SimulationOutcome:
 
     @property
     def found(self) -> str:
+        """What the walks found; for a question (no ``[expect]``) an answer that never claims a property
+        holds: "found a violation of P" or "no violation found in N walks"."""
+        if self.scenario.is_question:
+            if self.violation is None:
+                return f"no violation found in {self.walks:,} walks"
+            return f"found a violation of {self.violation.violation}"
         return "no violation" if self.violation is None else f"violated {self.violation.violation}"
 
     @property
@@ -1497,8 +1656,10 @@ class SimulationOutcome:
         """A violation the scenario expects was found, or a scenario expected to hold showed none. Walks do
         not check liveness: a scenario that expects ``eventually-stable`` or ``rebalance-completes``
         violated is as expected when a walk is a suspected livelock (which only an exhaustive check
-        confirms)."""
+        confirms). A question (no ``[expect]``) is always answered."""
         s = self.scenario
+        if s.is_question:
+            return True
         if s.expect_verdict == "holds":
             return self.violation is None
         if s.expect_property in (STABLE_PROPERTY, COMPLETES_PROPERTY) and self.violation is None:
@@ -1511,9 +1672,11 @@ class SimulationOutcome:
             "name": self.scenario.name,
             "source": self.scenario.source,
             "found": self.found,
-            "expected": self.expected,
+            "expected": None if self.scenario.is_question else self.expected,
             "as_expected": self.as_expected,
+            "question": self.scenario.is_question,
             "walks": self.walks,
+            "steps_per_cpu_second": round(self.steps_per_second),
             "steps": self.steps,
             "seconds": round(self.seconds, 3),
             "seed": self.settings.seed,
@@ -1530,6 +1693,8 @@ class SimulationOutcome:
                 "property": self.violation.violation,
                 "raw_length": self.violation.steps,
                 "shrunk_length": None if self.shrunk is None else len(self.shrunk),
+                "shrink_seconds": round(self.shrink_seconds, 3),
+                "shrink_stopped_in": None if self.shrunk is None else self.shrunk.stopped_in,
             },
             "livelocks": [r.as_dict(self.scenario.name) for r in self.livelocks],
             "vacuous": list(self.vacuous),
@@ -1624,11 +1789,13 @@ def simulate_scenario(
     settings: Settings,
     *,
     progress: Callable[[int, int, float], None] | None = None,
+    shrink_progress: Callable[[ShrinkProgress], None] | None = None,
 ) -> SimulationOutcome:
     """Simulate one scenario (read within the simulation limits): run its walks, stop at the first
-    violating one (by walk number), shrink it and write its bundle and pinning scenario under
-    ``out_dir/<name>/`` (when ``out_dir`` is given and ``settings.shrink``). ``progress(walks, steps,
-    seconds)`` is told after each chunk."""
+    violating one (by walk number), shrink it (for at most ``settings.shrink_seconds``) and write its
+    bundle and pinning scenario under ``out_dir/<name>/`` (when ``out_dir`` is given and
+    ``settings.shrink``). ``progress(walks, steps, seconds)`` is told after each chunk,
+    ``shrink_progress`` of each stage of shrinking and each smaller counterexample."""
     problem = settings.problem()
     if problem is not None:
         raise SimulationError(problem)
@@ -1688,6 +1855,8 @@ def simulate_scenario(
         w.violation,
         seed=derive_seed(settings.seed, "shrink", violation.walk),
         depth=walker.depth,
+        seconds=settings.shrink_seconds,
+        progress=shrink_progress,
     )
     now = time.perf_counter()
     outcome = replace(outcome, shrunk=shrunk, seconds=now - started, shrink_seconds=now - shrink_start)
@@ -1801,7 +1970,10 @@ def write_counterexample(
         pinned = scenario_from_data(table, str(pin_path))
     except ScenarioError as exc:
         pinned = scenario_from_data(table, str(pin_path), simulation=True)
-        note = f"beyond the exhaustive limits, so `groupcheck check` and `replay` refuse it: {exc}"
+        note = (
+            "beyond the exhaustive limits, so `groupcheck check` refuses it (`groupcheck replay` of the "
+            f"trace reads it within the simulation limits and replays it): {exc}"
+        )
     model = SimulationModel(pinned.config)
     cex = replay(model, model.init_states()[0], shrunk.actions, shrunk.property)
     st = outcome.tally

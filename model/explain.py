@@ -15,9 +15,11 @@ from groupcheck.model.group import Act, GroupModel, broker_name, consumer_name, 
 from groupcheck.model.protocols.coordinator import GROUP_RECORDS, expiry_cause
 from groupcheck.model.scenario import DEADLOCK, Scenario
 from groupcheck.model.shared.config import FAULT_NAMES, Config
+from groupcheck.model.shared.generations import generations_in, renumber_generations
 from groupcheck.model.shared.network import link
 from groupcheck.model.shared.properties import DESCRIPTIONS, current_generation
 from groupcheck.model.shared.state import GONE, MEMBER, OK, REC_GENERATION, REC_GROUP, REC_MEMBERS, Msg, World
+from groupcheck.model.shared.symmetry import canonical_member_ids, member_ids_in, rename_member_ids
 from groupcheck.traces import changed_fields
 from groupcheck.traces.graph import show_value
 
@@ -463,31 +465,126 @@ def _prop_description(prop: str) -> str:
     return " ".join((DESCRIPTIONS.get(prop) or prop).split())
 
 
+# ------------------------------------------------------------------- one naming from first step to last
+
+
+def _canonical(cfg: Config, w: World) -> World:
+    """``w`` as the model stores it after a step: member ids renamed onto 1..k, generations renumbered
+    when the configuration says so (both order-preserving)."""
+    w = canonical_member_ids(w)
+    return renumber_generations(w) if cfg.renumber_generations else w
+
+
+def raw_states(
+    cfg: Config, init: World, actions: Sequence[Act], states: Sequence[World]
+) -> list[tuple[Act, World]] | None:
+    """The steps a reader should see for a counterexample whose recorded ``states`` (after each of
+    ``actions``, from ``init``) are the model's canonical ones: each step re-run from the previous world
+    *without* the canonical renaming (the raw successor), so that a member id or a generation keeps its
+    name from the first step to the last. A recorded action that names a member id by its canonical
+    name is matched by the raw world's action whose successor, renamed, is the recorded state. None when
+    no raw successor is (then the recorded states are shown as they are)."""
+    model = GroupModel(cfg)
+    out: list[tuple[Act, World]] = []
+    w = init
+    for act, recorded in zip(actions, states, strict=True):
+        found = None
+        for a in (act, *model.actions(w)):
+            nxt = model._step(w, a)  # the successor before the model's renaming
+            if nxt is not None and _canonical(cfg, nxt) == recorded:
+                found = (a, nxt)
+                break
+        if found is None:
+            return None
+        out.append(found)
+        w = found[1]
+    return out
+
+
+def display_names(worlds: Sequence[World]) -> tuple[list[World], list[dict[Any, int]]]:
+    """``worlds`` (consecutive raw worlds) with every member id given one name for as long as it lives:
+    the ids of the first world keep their order (m1, m2, ...), and an id first held in a later world is a
+    new member, named by the next free number (a raw id may be a fraction, a new member ranked between
+    two others, or the value of an id that nothing holds any more: ids are never reused, values are).
+    Also each world's map from raw id to name."""
+    names: dict[Any, int] = {}
+    fresh = 1
+    out: list[World] = []
+    maps: list[dict[Any, int]] = []
+    for w in worlds:
+        held = sorted(member_ids_in(w))
+        names = {m: n for m, n in names.items() if m in held}
+        for m in held:
+            if m not in names:
+                names[m], fresh = fresh, fresh + 1
+        ren = {m: names[m] for m in held}
+        same = all(type(m) is int and m == n for m, n in ren.items())
+        out.append(w if same and w.hist.next_member_id == len(held) + 1 else rename_member_ids(w, held, ren))
+        maps.append(ren)
+    return out, maps
+
+
+def loop_closing(
+    cfg: Config, last: World, target: World, names: tuple[dict[Any, int], dict[Any, int]]
+) -> str | None:
+    """Where a lasso shown in one naming closes: the renaming under which the last raw world ``last`` is
+    the world the loop returns to, ``target`` (both are the same state once renamed canonically, which
+    renames ids and generations in order), in the names shown (``"m3 is m1 again, generation 4 is
+    generation 2 again"``); None when there is none to state."""
+    said = []
+    ids_last, ids_target = sorted(member_ids_in(last)), sorted(member_ids_in(target))
+    if len(ids_last) == len(ids_target):
+        pairs = [(names[0][a], names[1][b]) for a, b in zip(ids_last, ids_target, strict=True)]
+        said += [f"{_m(a)} is {_m(b)} again" for a, b in pairs if a != b]
+    if cfg.renumber_generations:
+        g_last, g_target = sorted(generations_in(last)), sorted(generations_in(target))
+        if len(g_last) == len(g_target):
+            said += [
+                f"generation {a} is generation {b} again"
+                for a, b in zip(g_last, g_target, strict=True)
+                if a != b
+            ]
+    return ", ".join(said) or None
+
+
 def trace_document(scenario: Scenario, result: Result) -> dict[str, Any]:
     """The ``groupcheck-trace/2`` document of a violated result (a lasso, ``"loop"`` set, for a liveness
-    property: see :func:`loop_message`)."""
+    property: see :func:`loop_message`). The steps are shown in one naming (:func:`raw_states`,
+    :func:`display_names`): a member id or generation keeps its name throughout, each step lists as
+    changed only what it changed, and a lasso's loop says the renaming once, where it closes."""
     cex: Counterexample | None = result.counterexample
     assert cex is not None, "only a violated result has a trace"
     cfg = scenario.config
+    recorded = [st.state for st in cex.steps]
+    raw = raw_states(cfg, cex.init_state, [st.action for st in cex.steps], recorded)
+    told = [st.action for st in cex.steps] if raw is None else [a for a, _ in raw]
+    shown, closing = recorded, None
+    if raw is not None:
+        worlds = [cex.init_state, *(w for _, w in raw)]
+        named, maps = display_names(worlds)
+        shown = named[1:]
+        if cex.loop is not None and cex.loop < len(shown):
+            k = cex.loop
+            closing = loop_closing(cfg, worlds[-1], worlds[k], (maps[-1], maps[k]))
     before_w: World = cex.init_state
     before = state_dict(cfg, before_w)
     steps = []
-    for i, step in enumerate(cex.steps, start=1):
-        after = state_dict(cfg, step.state)
-        act: Act = step.action
+    for i, (step, now, raw_act) in enumerate(zip(cex.steps, shown, told, strict=True), start=1):
+        after = state_dict(cfg, now)
+        act: Act = step.action  # as recorded (what replay runs); its label from the step shown
         steps.append(
             {
                 "index": i,
                 "action": act.name,
                 "args": list(act.args),
                 "actor": act.actor,
-                **describe(cfg, before_w, act, step.state),
-                "phase": _phase(step.state),
+                **describe(cfg, before_w, raw_act, now),
+                "phase": _phase(now),
                 "state": after,
                 "changed": changed_fields(before, after),
             }
         )
-        before, before_w = after, step.state
+        before, before_w = after, now
     prop = cex.property
     # a user's protocol variant: which one made the trace (replay and render rebuild it, or refuse)
     variant = {"model": {"protocol": cfg.variant, **protocol_of(cfg).origin}} if cfg.variant else {}
@@ -511,13 +608,18 @@ def trace_document(scenario: Scenario, result: Result) -> dict[str, Any]:
         "phases": phases_entry(cfg),  # what this protocol calls each step's "phase"
         "initial_state": state_dict(cfg, cex.init_state),
         "steps": steps,
-        **({} if cex.loop is None else {"loop": {"start": cex.loop}}),  # a lasso (liveness)
+        # a lasso (liveness); "closes" says the renaming under which the last state is the loop's first
+        **(
+            {}
+            if cex.loop is None
+            else {"loop": {"start": cex.loop, **({"closes": closing} if closing else {})}}
+        ),
         "violation": {
             "property": prop,
             "step": len(steps),
             "message": violation_message(cfg, prop, cex.final_state)
             if cex.loop is None
-            else loop_message(cfg, prop, cex.loop, [cex.init_state, *(st.state for st in cex.steps)]),
+            else loop_message(cfg, prop, cex.loop, [cex.init_state, *recorded]),
         },
     }
 

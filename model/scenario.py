@@ -17,6 +17,8 @@ Simulation (``groupcheck simulate``: random walks, never an exhaustive search) r
 
 from __future__ import annotations
 
+import copy
+import difflib
 import re
 import tomllib
 from dataclasses import dataclass
@@ -239,7 +241,21 @@ def load_scenario(path: str | Path, *, simulation: bool = False) -> Scenario:
 
 
 def _err(source: str, key: str, problem: str) -> ScenarioError:
-    return ScenarioError(f"{source}: {key}: {problem}")
+    exc = ScenarioError(f"{source}: {key}: {problem}")
+    exc.key, exc.problem = key, problem  # type: ignore[attr-defined]  # for :func:`scenario_from_data`
+    return exc
+
+
+def did_you_mean(word: object, known: tuple[str, ...] | list[str]) -> str:
+    """ "did you mean 'x'? " for the known word closest to a mistyped ``word`` (difflib), or ""."""
+    if not isinstance(word, str):
+        return ""
+    close = difflib.get_close_matches(word, known, n=1, cutoff=0.6)
+    return f"did you mean {close[0]!r}? " if close else ""
+
+
+def _unknown(key: object, allowed: tuple[str, ...]) -> str:
+    return f"unknown key; {did_you_mean(key, allowed)}allowed: {', '.join(allowed)}"
 
 
 def _table(data: dict[str, Any], key: str, allowed: tuple[str, ...], source: str) -> dict[str, Any]:
@@ -248,7 +264,7 @@ def _table(data: dict[str, Any], key: str, allowed: tuple[str, ...], source: str
         raise _err(source, key, f"must be a table, got {short(value)}")
     for k in value:
         if k not in allowed:
-            raise _err(source, f"{key}.{key_text(k)}", f"unknown key; allowed: {', '.join(allowed)}")
+            raise _err(source, f"{key}.{key_text(k)}", _unknown(k, allowed))
     return value
 
 
@@ -371,9 +387,55 @@ def _unexercised(
     return tuple(sorted(out))
 
 
+MAX_PROBLEMS = 20  # problems of one file said at once
+
+
 def scenario_from_data(data: Any, source: str, *, simulation: bool = False) -> Scenario:
     """Validate a parsed scenario table; ``simulation``: within :data:`SIMULATION_LIMITS` and
-    :data:`MAX_SIMULATION_PARTITIONS` (for random walks) instead of the exhaustive limits."""
+    :data:`MAX_SIMULATION_PARTITIONS` (for random walks) instead of the exhaustive limits.
+
+    Every problem of the file is said at once, in one line (``<file>: 3 problems: faults.gc_pause:
+    unknown key; did you mean 'gc_pauses'? ...; group.consumers: ...``): after a problem with a key,
+    the table is validated again without that key, until it validates or a problem repeats."""
+    try:
+        return _scenario_from_data(data, source, simulation=simulation)
+    except ScenarioError as first:
+        key = getattr(first, "key", None)
+        if key is None or not isinstance(data, dict):
+            raise
+        problems = [(key, first.problem)]  # type: ignore[attr-defined]
+        alone = first
+    rest = copy.deepcopy(data)
+    while len(problems) < MAX_PROBLEMS and _drop_key(rest, problems[-1][0]):
+        try:
+            _scenario_from_data(rest, source, simulation=simulation)
+            break
+        except ScenarioError as exc:
+            key = getattr(exc, "key", None)
+            if key is None or any(key == k for k, _ in problems):
+                break
+            problems.append((key, exc.problem))  # type: ignore[attr-defined]
+    if len(problems) == 1:
+        raise alone
+    said = "; ".join(f"{k}: {p}" for k, p in problems)
+    raise ScenarioError(f"{source}: {len(problems)} problems: {said}")
+
+
+def _drop_key(data: dict[str, Any], key: str) -> bool:
+    """Take the key a problem names (``faults.gc_pause``) out of ``data``: whether there was one."""
+    table: Any = data
+    *path, last = key.split(".")
+    for part in path:
+        table = table.get(part) if isinstance(table, dict) else None
+    if isinstance(table, dict):
+        for k in (last, *(k for k in table if key_text(k) == last)):
+            if k in table:
+                del table[k]
+                return True
+    return False
+
+
+def _scenario_from_data(data: Any, source: str, *, simulation: bool = False) -> Scenario:
     limits = SIMULATION_LIMITS if simulation else LIMITS
     max_partitions = MAX_SIMULATION_PARTITIONS if simulation else MAX_PARTITIONS
     if not isinstance(data, dict):
@@ -383,7 +445,7 @@ def scenario_from_data(data: Any, source: str, *, simulation: bool = False) -> S
         raise _err(source, where, f"arrays and tables nested too deeply (at most {MAX_NESTING} levels)")
     for k in data:
         if k not in TOP_KEYS:
-            raise _err(source, key_text(k), f"unknown key; allowed: {', '.join(TOP_KEYS)}")
+            raise _err(source, key_text(k), _unknown(k, TOP_KEYS))
     name = data.get("name")
     problem = name_problem(name)
     if problem is not None:
@@ -441,7 +503,8 @@ def scenario_from_data(data: Any, source: str, *, simulation: bool = False) -> S
             raise _err(
                 source,
                 "check.properties",
-                f"unknown property {short(prop)}; known: {', '.join(ALL_PROPERTY_NAMES)}",
+                f"unknown property {short(prop)}; {did_you_mean(prop, ALL_PROPERTY_NAMES)}"
+                f"known: {', '.join(ALL_PROPERTY_NAMES)}",
             )
         if prop in props_raw[:i]:
             raise _err(source, "check.properties", f"lists {prop!r} twice")

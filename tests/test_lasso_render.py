@@ -356,8 +356,15 @@ def test_the_viewer_marks_the_rows_and_draws_the_jump(cycle: tuple[Scenario, Res
     )  # from row n up to row k
     assert "".join(jump.itertext()).startswith(f"↻ steps {k + 1}-{n} repeat for ever (after step {n}")
     assert "↻ for ever" in "".join(jump.itertext())  # along the bracket
-    sentence = f"{SETTLES} is violated: {doc['violation']['message'].rstrip('.')}."
-    assert f'<p id="violation" role="alert">{sentence}</p>' in html.replace("&#x27;", "'")
+    # one sentence of what never happens; the property's definition behind a disclosure (issue 30)
+    description = doc["property"]["description"].rstrip(".")
+    message = doc["violation"]["message"].rstrip(".")
+    assert message.endswith(": " + description)
+    sentence = f"{SETTLES} is violated: {message[: -len(description) - 2]}."
+    page = html.replace("&#x27;", "'")
+    assert f'<p id="violation" role="alert">{sentence}</p>' in page
+    assert f'<details id="definition"><summary>What {SETTLES} means</summary>' in page
+    assert page.split("</header>")[0].count(description) == 1  # in the header: only in the disclosure
     assert f'<span id="loop-note">↻ steps {k + 1}-{n} repeat for ever</span>' in html
 
 

@@ -284,11 +284,13 @@ def _check_loop(doc: dict[str, Any], source: str) -> None:
         raise _fail(source, f"missing key 'loop' (a violation of a {kind!r} property is a lasso)")
     if not isinstance(loop, dict):
         raise _fail(source, f'loop: must be an object {{"start": k}}, got {_short(loop)}')
-    extra = sorted(set(loop) - {"start"})
+    extra = sorted(set(loop) - {"start", "closes"})
     if extra:
-        raise _fail(source, f"loop: unknown key {_short(extra[0])} (a loop has only 'start')")
+        raise _fail(source, f"loop: unknown key {_short(extra[0])} (a loop has only 'start' and 'closes')")
     if "start" not in loop:
         raise _fail(source, "loop: missing key 'start'")
+    if "closes" in loop and not isinstance(loop["closes"], str):
+        raise _fail(source, f"loop.closes: must be a string, got {_short(loop['closes'])}")
     start = loop["start"]
     if not _has_type(start, (int,)) or not 0 <= start <= n:
         raise _fail(source, f"loop.start: must be a step index from 0 to {n}, got {_short(start)}")

@@ -483,6 +483,7 @@ h1 { font-size: 20px; margin: 0 0 4px; }
 .meta { color: #555; font-size: 13px; }
 #violation { margin: 8px 0 0; padding: 8px 12px; border-radius: 6px; background: #fde2e4;
   border: 1px solid #c8102e; color: #7a0013; font-weight: 600; }
+#definition { margin: 4px 0 0; } #definition summary { cursor: pointer; color: #555; font-size: 13px; }
 main { display: flex; gap: 16px; padding: 12px 20px; align-items: flex-start; }
 #diagram-pane { flex: 1 1 auto; overflow: auto; max-height: calc(100vh - 190px); background: #fff;
   border: 1px solid #ddd; border-radius: 6px; }
@@ -693,6 +694,16 @@ def _json_for_script(value: Any) -> str:
     return text.replace("<", "\\u003c").replace(">", "\\u003e").replace("&", "\\u0026")
 
 
+def lasso_headline(message: str, description: str) -> str:
+    """A lasso's violation message as one sentence for the header: without the property's definition,
+    which the page puts behind a disclosure (``<details id="definition">``)."""
+    text = message.rstrip(".")
+    defined = description.rstrip(".")
+    if defined and text.endswith(": " + defined):
+        text = text[: -len(defined) - 2]
+    return text
+
+
 def to_html(doc: dict[str, Any], graph: nx.MultiDiGraph | None = None) -> str:
     """The viewer page of a (valid) trace document (``graph``: its :func:`traces.graph.to_graph`, if made)."""
     g = as_graph(doc) if graph is None else graph
@@ -707,9 +718,12 @@ def to_html(doc: dict[str, Any], graph: nx.MultiDiGraph | None = None) -> str:
         banner = f"This state violates {prop}: {message}"
         loop_note = ""
     else:
-        sentence = f"{prop} is violated: {message.rstrip('.')}."
-        banner = f"This state is on the loop: {message}"
-        loop_note = f'<span id="loop-note">↻ {escape(loop_repeats(start, n))}</span>'
+        short = lasso_headline(message, g.graph["property_description"])
+        sentence = f"{prop} is violated: {short}."
+        banner = f"This state is on the loop: {short}"
+        closes = (doc.get("loop") or {}).get("closes")
+        where = f"; where it closes, {closes}" if closes else ""
+        loop_note = f'<span id="loop-note">↻ {escape(loop_repeats(start, n) + where)}</span>'
     story = g.graph["description"]
     parts = [
         "<!DOCTYPE html>",
@@ -724,10 +738,16 @@ def to_html(doc: dict[str, Any], graph: nx.MultiDiGraph | None = None) -> str:
         "<header>",
         f"<h1>{escape(name)}</h1>",
         f'<p class="story">{escape(story)}</p>' if story else "",
-        f'<p class="meta">Property <b>{escape(prop)}</b>: {escape(g.graph["property_description"])}</p>',
+        f'<p class="meta">Property <b>{escape(prop)}</b>: {escape(g.graph["property_description"])}</p>'
+        if start is None
+        else "",
         f'<p class="meta">Within these bounds: {escape(g.graph["bounds"])}. '
         f"Search: {escape(figures)} ({escape(RECORDED_NOTE)}).</p>",
         f'<p id="violation" role="alert">{escape(sentence)}</p>',
+        ""
+        if start is None
+        else f'<details id="definition"><summary>What {escape(prop)} means</summary>'
+        f'<p class="meta">{escape(g.graph["property_description"])}</p></details>',
         '<div id="controls">',
         '<button id="first" title="first step (Home)">first</button>',
         '<button id="prev" title="previous step (←)">◀ prev</button>',
