@@ -187,3 +187,106 @@ def test_the_fuzzer_catches_what_it_must() -> None:
         "scenario", "x", "unknown key", b'name = "x"\n[expect]\nverdict = "holds"\n', fuzz.REJECT
     )
     assert fuzz.run_scenario_mutant(bad, LIMIT).status == "invalid accepted"
+
+
+# --- inputs generated from scratch (issue 29): not mutants of the catalogue, but documents built from the
+# scenario format's own keys with values of every kind, and files that are not files at all
+
+_KEYS = {
+    "": [
+        "name",
+        "description",
+        "protocol",
+        "assignor",
+        "start",
+        "group",
+        "faults",
+        "switches",
+        "check",
+        "expect",
+    ],
+    "group": ["consumers", "brokers", "topics", "records", "static_members"],
+    "faults": [
+        "gc_pauses",
+        "network_partitions",
+        "coordinator_failovers",
+        "consumer_crashes",
+        "failover_phase",
+    ],
+    "switches": ["member_id_check", "commit_generation_fencing", "load_log_before_serving", "no_such_switch"],
+    "check": ["properties", "max_depth", "max_states", "deadlock"],
+    "expect": ["verdict", "property", "unexercised"],
+}
+_scalars = st.one_of(
+    st.integers(-3, 6),
+    st.sampled_from([0, 1, 2, 2**31, 10**12, -(2**63)]),
+    st.booleans(),
+    st.text(max_size=12),
+    st.sampled_from(
+        ["classic", "eager", "cooperative", "range", "sticky", "holds", "violated", "single-owner"]
+    ),
+    st.floats(allow_nan=False, allow_infinity=False),
+)
+_values = st.recursive(
+    _scalars,
+    lambda inner: st.lists(inner, max_size=4) | st.dictionaries(st.text(max_size=6), inner, max_size=3),
+    max_leaves=8,
+)
+
+
+@st.composite
+def _scratch_scenario(draw: Any) -> dict[str, Any]:
+    doc: dict[str, Any] = {}
+    for key in draw(st.lists(st.sampled_from(_KEYS[""]), unique=True, max_size=10)):
+        if key in _KEYS and draw(st.booleans()):
+            sub = _KEYS[key]
+            doc[key] = {
+                k: draw(_values) for k in draw(st.lists(st.sampled_from(sub), unique=True, max_size=5))
+            }
+        else:
+            doc[key] = draw(_values)
+    return doc
+
+
+@_settings(300, slow=False)
+@given(doc=_scratch_scenario())
+def test_scenarios_from_scratch(doc: dict[str, Any]) -> None:
+    data = fuzz.toml_dumps(doc).encode("utf-8")
+    m = fuzz.Mutant("scenario", "(from scratch)", "from-scratch", data, fuzz.ANY)
+    _assert_ok(fuzz.run_scenario_mutant(m, LIMIT), m)
+
+
+@pytest.mark.parametrize("kind", ["fifo", "folder", "dev-zero", "dangling"])
+@pytest.mark.parametrize("command", ["check", "list", "replay", "show", "render"])
+def test_special_files_are_refused_unread(
+    tmp_path: Path, kind: str, command: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    import os
+    import signal
+
+    from groupcheck.cli import main
+
+    path = tmp_path / ("x.toml" if command in ("check", "list") else "trace.json")
+    if kind == "fifo":
+        os.mkfifo(path)
+    elif kind == "folder":
+        path.mkdir()
+        (path / "inner.toml").mkdir()  # a folder named like a scenario, inside a folder named like one
+    elif kind == "dev-zero":
+        path.symlink_to("/dev/zero")
+    else:
+        path.symlink_to(tmp_path / "nowhere")
+
+    def hang(signum: int, frame: object) -> None:
+        raise TimeoutError(f"{command} waited on a {kind}")
+
+    old = signal.signal(signal.SIGALRM, hang)
+    signal.alarm(30)
+    try:
+        code = main([command, str(path)])
+    finally:
+        signal.alarm(0)
+        signal.signal(signal.SIGALRM, old)
+    err = capsys.readouterr().err
+    assert code == 2 and len(err.strip().splitlines()) >= 1 and "Traceback" not in err
+    assert all(line.startswith("groupcheck: ") for line in err.strip().splitlines()), err
