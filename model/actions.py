@@ -74,7 +74,7 @@ class ProtocolError(Exception):
     """A protocol or action table that is not well formed (raised when it is built or registered)."""
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class ActionSpec:
     """Everything the model knows about one action (see the module's docstring)."""
 

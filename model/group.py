@@ -169,6 +169,10 @@ def _sections(specs: list[ActionSpec]) -> tuple[tuple[object, Any], ...]:
     return tuple(out)
 
 
+def _dispatch_entry(s: ActionSpec) -> tuple[Any, bool, str | None, bool]:
+    return (s.handler, s.plan, s.message, s.over == "requests")
+
+
 def protocol_of(cfg: Config) -> Protocol:
     """The registered protocol a configuration names (its variant, if it has one)."""
     return lookup(cfg.variant or cfg.protocol)
@@ -203,6 +207,10 @@ class GroupModel(Model[World, Act]):
             if n in self._broker_spec_of and self._spec_of[n] is not self._broker_spec_of[n]
         )
         self._arity = {s.name: s.arity for s in protocol.actions if s.choices}
+        # dispatch, read by _run on every step: name -> (handler, takes the plan, the message it handles
+        # at the head of its queue, whether that queue is the one to the broker)
+        self._dispatch = {n: _dispatch_entry(s) for n, s in self._spec_of.items()}
+        self._broker_dispatch = {n: _dispatch_entry(s) for n, s in self._broker_spec_of.items()}
         self._responses = {s.message: s for s in protocol.actions if s.over == "responses"}
         self._requests = {s.message: s for s in protocol.actions if s.over == "requests"}
         self._consumer_specs = _sections([s for s in protocol.actions if s.actor == "consumer"])
@@ -676,24 +684,22 @@ class GroupModel(Model[World, Act]):
     def _run(self, w: World, name: str, actor: str, args: tuple[int, ...], plan: Plan) -> World | None:
         """The successor of ``w`` by action ``name`` of ``actor`` with ``args``, choices from ``plan``:
         the table's handler, once the message it handles is at the head of its queue."""
-        spec = self._spec_of.get(name)
-        if spec is None:
+        d = self._dispatch.get(name)
+        if d is None:
             return None
         if name in self._shared_names and actor[0] == "B":
-            spec = self._broker_spec_of[name]
+            d = self._broker_dispatch[name]
+        handler, takes_plan, message, to_broker = d
         cfg = self.cfg
-        message = spec.message
         if message is not None:
             x, y = args
-            if spec.over == "requests":
-                pending = link(cfg, w, y, x).to_broker
-            else:
-                pending = link(cfg, w, x, y).to_consumer
+            nb = cfg.brokers
+            pending = w.links[y * nb + x].to_broker if to_broker else w.links[x * nb + y].to_consumer
             if not pending or pending[0].kind != message:
                 return None
-        if spec.plan:
-            return spec.handler(cfg, w, *args, plan)
-        return spec.handler(cfg, w, *args)
+        if takes_plan:
+            return handler(cfg, w, *args, plan)
+        return handler(cfg, w, *args)
 
 
 # session timeouts get a fairness class per member id up to this many ids a consumer slot
