@@ -37,7 +37,7 @@ The first difference is reported as one line naming the step and field, e.g. ``s
 state.C2.generation is 3 in the file, 2 on replay``. The work a file can ask for is bounded: a trace
 longer than its embedded scenario's ``max_depth`` (a finite path), or meeting more states than its
 ``max_states``, is refused before any step runs (no search within those bounds reports it), and the
-steps are compared as they are replayed, in windows doubling in length, so a difference is found with at
+steps are compared as they are replayed, in prefixes doubling in length, so a difference is found with at
 most twice the work it takes to reach it.
 
 The bounds are re-checked: ``bounds`` must equal the text re-derived from the embedded scenario, whose
@@ -261,17 +261,19 @@ def _window_problem(
     scenario: Scenario, doc: dict[str, Any], states: list[World], steps: list[Step], start: int
 ) -> str | None:
     """The first difference between the file and the replay in steps ``start + 1 ..`` of the replayed
-    ``steps`` (with ``start == 0`` and no steps: the initial state and the lifelines). Each step's entry
-    depends only on the states before and after it, so a window of the path is derived as the whole is,
-    by :func:`trace_document` (with the deadlock property, whose message needs no violation)."""
-    cex = Counterexample(DEADLOCK, states[start], tuple(steps[start:]), None)
+    ``steps`` (with ``start == 0`` and no steps: the initial state and the lifelines). A step's entry
+    names member ids as the whole trace from its first state names them (:func:`~groupcheck.model.
+    explain.display_names`), so each window is derived from the initial state, as the whole is, by
+    :func:`trace_document` (with the deadlock property, whose message needs no violation): windows
+    doubling in length still cost at most twice the work of the whole."""
+    cex = Counterexample(DEADLOCK, states[0], tuple(steps), None)
     window = trace_document(scenario, Result(Verdict.VIOLATED, Stats(0, 0, 0, 0.0), cex))
     if start == 0 and not steps:
         for key in ("initial_state", "lifelines"):
             problem = _difference(doc[key], window[key], key)
             if problem:
                 return problem
-    for j, again in enumerate(window["steps"]):
+    for j, again in enumerate(window["steps"][start:]):
         i = start + j + 1
         problem = _difference(doc["steps"][i - 1], {**again, "index": i}, "")
         if problem:
