@@ -485,10 +485,11 @@ h1 { font-size: 20px; margin: 0 0 4px; }
   border: 1px solid #c8102e; color: #7a0013; font-weight: 600; }
 #definition { margin: 4px 0 0; } #definition summary { cursor: pointer; color: #555; font-size: 13px; }
 main { display: flex; gap: 16px; padding: 12px 20px; align-items: flex-start; }
-#diagram-pane { flex: 1 1 auto; overflow: auto; max-height: calc(100vh - 190px); background: #fff;
-  border: 1px solid #ddd; border-radius: 6px; }
-#state-pane { flex: 0 0 440px; max-height: calc(100vh - 190px); overflow: auto; background: #fff;
-  border: 1px solid #ddd; border-radius: 6px; padding: 10px 12px; }
+#diagram-pane { flex: 1 1 auto; min-width: 0; overflow: auto; max-height: calc(100vh - 40px);
+  background: #fff; border: 1px solid #ddd; border-radius: 6px; }
+#state-pane { flex: 0 1 440px; min-width: 280px; max-height: calc(100vh - 40px); overflow: auto;
+  background: #fff; border: 1px solid #ddd; border-radius: 6px; padding: 10px 12px; }
+@media (max-width: 1200px) { #state-pane { flex-basis: 340px; } main { gap: 10px; padding: 10px; } }
 #controls { display: flex; gap: 6px; align-items: center; margin-top: 8px; flex-wrap: wrap; }
 #controls button { font: inherit; padding: 3px 10px; border: 1px solid #999; border-radius: 4px;
   background: #f4f4f4; cursor: pointer; }
@@ -561,6 +562,7 @@ _JS = """
   const loop = doc.loop ? doc.loop.start : null;
   const round = loop !== null && loop < last;  // "next" on the last step goes round the loop again
   let current = 0;
+  let centered = false;  // the next render centers the current row (a step followed by #step-N)
 
   function stateAt(i) { return i === 0 ? doc.initial_state : doc.steps[i - 1].state; }
   function show(v) {
@@ -583,14 +585,38 @@ _JS = """
     tr.appendChild(td);
     return td;
   }
-  // scroll only inside the pane (scrollIntoView would move the whole page)
-  function reveal(el, pane, inset) {
+  // scroll inside the pane, within the part of it the window shows (a long header can push the pane's
+  // bottom out of the window); center: put the element in the middle (a step followed by #step-N)
+  function reveal(el, pane, inset, center) {
     if (!el || !pane) { return; }
     const r = el.getBoundingClientRect();
     const p = pane.getBoundingClientRect();
-    const top = p.top + (inset || 0);
-    if (r.top < top) { pane.scrollTop -= top - r.top + 8; }
-    else if (r.bottom > p.bottom) { pane.scrollTop += r.bottom - p.bottom + 8; }
+    const top = Math.max(p.top, 0) + (inset || 0);
+    const bottom = Math.min(p.bottom, window.innerHeight);
+    if (center) {
+      pane.scrollTop += r.top - (top + bottom) / 2 + r.height / 2;
+    } else if (r.top < top) { pane.scrollTop -= top - r.top + 8; }
+    else if (r.bottom > bottom) { pane.scrollTop += r.bottom - bottom + 8; }
+  }
+  // sideways too, when the pane scrolls sideways (a wide group): the step's arrow or note in view, its
+  // lifelines first (the step number on the left stays where it is)
+  function revealAcross(row, pane) {
+    if (!row || !pane || pane.scrollWidth <= pane.clientWidth) { return; }
+    const drawn = Array.from(row.querySelectorAll("line, path, text.label, rect.note"))
+      .map(function (e) { return e.getBoundingClientRect(); });
+    if (!drawn.length) { return; }
+    const left = Math.min.apply(null, drawn.map(function (r) { return r.left; }));
+    const right = Math.max.apply(null, drawn.map(function (r) { return r.right; }));
+    const p = pane.getBoundingClientRect();
+    if (left < p.left + 130) { pane.scrollLeft -= p.left + 130 - left; }
+    else if (right > p.right) { pane.scrollLeft += Math.min(right - p.right + 16, left - p.left - 130); }
+  }
+  // a step followed by a link (#step-N): the panes brought into the window (they are as tall as it), so
+  // that the step's row can be shown whatever the header's height
+  function bringPanes() {
+    const main = document.querySelector("main");
+    const r = main.getBoundingClientRect();
+    if (r.top < 0 || r.bottom > window.innerHeight) { window.scrollTo(0, window.scrollY + r.top - 4); }
   }
   function render() {
     const state = stateAt(current);
@@ -649,8 +675,11 @@ _JS = """
       reveal(first, pane, head);
     }
     const names = document.getElementById("lifelines");
-    reveal(document.getElementById("row-" + current), document.getElementById("diagram-pane"),
-           names ? names.getBoundingClientRect().height : 0);
+    const diagram = document.getElementById("diagram-pane");
+    reveal(document.getElementById("row-" + current), diagram,
+           names ? names.getBoundingClientRect().height : 0, centered);
+    revealAcross(document.getElementById("row-" + current), diagram);
+    centered = false;
     document.getElementById("position").textContent = "step " + current + " of " + last;
     document.getElementById("first").disabled = current === 0;
     document.getElementById("prev").disabled = current === 0;
@@ -681,8 +710,16 @@ _JS = """
     else { return; }
     e.preventDefault();
   });
-  const m = /^#step-(\\d+)$/.exec(location.hash);
-  current = m ? Math.max(0, Math.min(last, Number(m[1]))) : 0;
+  function follow() {
+    const m = /^#step-(\\d+)$/.exec(location.hash);
+    if (!m) { return false; }
+    current = Math.max(0, Math.min(last, Number(m[1])));
+    bringPanes();
+    centered = true;
+    return true;
+  }
+  window.addEventListener("hashchange", function () { if (follow()) { render(); } });
+  follow();
   render();
 })();
 """
