@@ -26,9 +26,10 @@ from pathlib import Path
 COMPILED = frozenset(
     {
         "groupcheck.model.group",
-        "groupcheck.model.protocols.consumer",
-        "groupcheck.model.protocols.coordinator",
-        "groupcheck.model.protocols.eager",
+        "groupcheck.model.protocols.seed.client",
+        "groupcheck.model.protocols.seed.coordinator",
+        "groupcheck.model.protocols.classic.coordinator",
+        "groupcheck.model.protocols.seed.faults",
         "groupcheck.model.shared.choice",
         "groupcheck.model.shared.faults",
         "groupcheck.model.shared.generations",

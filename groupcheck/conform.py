@@ -51,9 +51,9 @@ from typing import Any
 from groupcheck.model import Act, GroupModel
 from groupcheck.model.explain import describe
 from groupcheck.model.group import consumer_name, known_actions
-from groupcheck.model.protocols.coordinator import holds_request_of
-from groupcheck.model.protocols.eager import group_state
-from groupcheck.model.protocols.tables import REQUESTS, RESPONSES
+from groupcheck.model.protocols.classic.coordinator import group_state
+from groupcheck.model.protocols.seed.coordinator import holds_request_of
+from groupcheck.model.protocols.seed.table import REQUESTS, RESPONSES
 from groupcheck.model.scenario import Scenario
 from groupcheck.model.shared.network import link
 from groupcheck.model.shared.state import (

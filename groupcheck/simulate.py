@@ -174,7 +174,7 @@ class ListingDrift(CheckerError):
 
 
 # a consumer's protocol steps: whether one is enabled depends on the consumer, its links, the leader and
-# which brokers are up, nothing else (groupcheck.model.protocols.consumer; checked with every listing drift
+# which brokers are up, nothing else (groupcheck.model.protocols.seed.client; checked with every listing drift
 # check)
 LIGHT_STEPS = frozenset(("FindCoordinator", "JoinGroup", "SyncGroup", "Heartbeat", "OffsetCommit", "Fetch"))
 # how often (in listings) SimulationModel compares its listing with GroupModel's (it costs a full listing
@@ -239,8 +239,8 @@ class SimulationModel(GroupModel):
         flags = tuple(br.up and not br.paused for br in w.brokers)
         # what a consumer's steps read beyond the consumer, its links and the budget, compared once here
         # rather than by every consumer's part: its protocol steps read at most the leader and whether
-        # brokers are up (groupcheck.model.protocols.consumer); the others (timeouts, faults) the brokers and
-        # topics
+        # brokers are up (groupcheck.model.protocols.seed.client); the others (timeouts, faults) the
+        # brokers and topics
         light = (w.leader, tuple(br.up for br in w.brokers))
         if light != self._light:
             self._light, self._light_era = light, self._light_era + 1

@@ -1,7 +1,7 @@
 """The consumer-group protocol, as the seeds describe it (see ../shared/PROTOCOL.md and docs/MODEL.md).
 
 One module per actor or concern: :mod:`groupcheck.model.shared.state` (the world as values),
-:mod:`groupcheck.model.protocols.consumer`, :mod:`groupcheck.model.protocols.coordinator`,
+:mod:`groupcheck.model.protocols.seed.client`, :mod:`groupcheck.model.protocols.seed.coordinator`,
 :mod:`groupcheck.model.shared.network`, :mod:`groupcheck.model.shared.faults`,
 :mod:`groupcheck.model.assignors`, :mod:`groupcheck.model.shared.properties`; :mod:`groupcheck.model.group`
 assembles them into a :class:`checker.Model`; :mod:`groupcheck.model.scenario` reads scenario files;

@@ -9,9 +9,10 @@ handler call of catalogue searches against the declared writes). The model's lis
 fairness, coverage and vacuity, argument parsing and the trace's step kinds all read the table
 (:mod:`groupcheck.model.group`, :mod:`groupcheck.model.explain`, :mod:`groupcheck.model.shared.coverage`).
 
-The built-in protocols are registered by :mod:`groupcheck.model.protocols.tables`; a user's variant
-(:meth:`Protocol.variant`) is registered when the command line names its module (``--model``), never
-because a scenario file mentions it (docs/EXTENDING.md).
+The built-in protocols are registered by their folders' ``table`` modules
+(:mod:`groupcheck.model.protocols`); a user's variant (:meth:`Protocol.variant`) is registered when the
+command line names its module (``--model``), never because a scenario file mentions it
+(docs/EXTENDING.md).
 
 This module is generic: it imports no protocol.
 """
@@ -278,7 +279,12 @@ def registered() -> tuple[str, ...]:
 
 def _load_builtins() -> None:
     if "classic" not in _REGISTRY:
-        import groupcheck.model.protocols.tables  # noqa: F401  (registers the built-in protocols)
+        import importlib
+
+        from groupcheck.model.protocols import BUILT_IN
+
+        for module in BUILT_IN:  # each registers its protocols
+            importlib.import_module(module)
 
 
 def source_digest(obj: object) -> str:

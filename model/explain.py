@@ -12,7 +12,7 @@ from typing import Any
 
 from groupcheck.checker import Counterexample, Result
 from groupcheck.model.group import Act, GroupModel, broker_name, consumer_name, protocol_of
-from groupcheck.model.protocols.coordinator import GROUP_RECORDS, expiry_cause
+from groupcheck.model.protocols.seed.coordinator import GROUP_RECORDS, expiry_cause
 from groupcheck.model.scenario import DEADLOCK, Scenario
 from groupcheck.model.shared.config import FAULT_NAMES, Config
 from groupcheck.model.shared.generations import generations_in, renumber_generations

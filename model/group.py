@@ -29,7 +29,6 @@ from groupcheck.model.assignors import ASSIGNORS, owner_per_slot
 from groupcheck.model.shared.choice import Plan, Unplanned, tails
 from groupcheck.model.shared.config import Config
 from groupcheck.model.shared.generations import renumber_generations
-from groupcheck.model.shared.network import link
 from groupcheck.model.shared.properties import properties
 from groupcheck.model.shared.state import (
     ABSENT,

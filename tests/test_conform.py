@@ -327,9 +327,11 @@ def test_a_divergence_bundle_shows_both_sides(harness: conform.Harness, tmp_path
 
 def test_the_comparison_is_not_vacuous(harness: conform.Harness, monkeypatch: pytest.MonkeyPatch) -> None:
     """A model whose coordinator answers every heartbeat without error is caught at once."""
-    import groupcheck.model.protocols.eager
+    import groupcheck.model.protocols.classic.coordinator
 
-    monkeypatch.setattr(groupcheck.model.protocols.eager, "_heartbeat_error", lambda cfg, br, msg: "none")
+    monkeypatch.setattr(
+        groupcheck.model.protocols.classic.coordinator, "_heartbeat_error", lambda cfg, br, msg: "none"
+    )
     sc = scenario("specs/eager/eager-member-churn.toml")
     report = conform.run([sc], walks=30, seed=3, harness=harness)
     unexplained = [r.divergence.kind for r, _ in report.protocols["eager"].unexplained if r.divergence]

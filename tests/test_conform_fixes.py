@@ -18,7 +18,7 @@ from pathlib import Path
 from groupcheck.checker.fingerprint import replace
 from groupcheck.model import Act, GroupModel
 from groupcheck.model.group import walk
-from groupcheck.model.protocols.coordinator import load_group, write_record
+from groupcheck.model.protocols.seed.coordinator import load_group, write_record
 from groupcheck.model.scenario import load_scenario
 from groupcheck.model.shared.network import link
 from groupcheck.model.shared.state import (
@@ -402,7 +402,7 @@ def test_a_closed_connection_keeps_the_members_claims() -> None:
     """Kafka keeps a member's subscription whatever its connections do: closing a consumer's connection
     drops what the coordinator held for it, never its claims (the old model dropped them, so an unchanged
     follower that reconnected made the coordinator rebalance)."""
-    from groupcheck.model.protocols.coordinator import close_connection
+    from groupcheck.model.protocols.seed.coordinator import close_connection
 
     sc = load_scenario(ROOT / "specs" / "cooperative" / "cooperative-failover-in-phase-4.toml")
     model = GroupModel(sc.config)

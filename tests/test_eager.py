@@ -7,7 +7,7 @@ from groupcheck.checker import Verdict, always, bfs
 from groupcheck.checker.fingerprint import replace
 from groupcheck.model import Config, GroupModel
 from groupcheck.model.group import Act, walk
-from groupcheck.model.protocols.eager import DEAD, GROUP_STATES, LEGAL_PREVIOUS, group_state
+from groupcheck.model.protocols.classic.coordinator import DEAD, GROUP_STATES, LEGAL_PREVIOUS, group_state
 from groupcheck.model.shared.state import MEMBER, STEADY, SYNCING, Budget, World
 
 
@@ -213,7 +213,7 @@ def test_cooperative_revoked_partition_is_committed_before_it_is_released() -> N
     """A member told to revoke a partition it processed stops fetching it, commits it (and waits for
     the answer) and only then rejoins, releasing it; with sync_commit_before_revoke off it rejoins at once
     with the commit unawaited."""
-    from groupcheck.model.protocols.consumer import fetch, join_group, offset_commit
+    from groupcheck.model.protocols.seed.client import fetch, join_group, offset_commit
     from groupcheck.model.shared.config import Switches
 
     cfg = Config(

@@ -15,7 +15,8 @@ The variant is one replaced handler over Kafka's eager JoinGroup + SyncGroup pro
 from __future__ import annotations
 
 from groupcheck.model.actions import lookup
-from groupcheck.model.protocols import coordinator, eager
+from groupcheck.model.protocols.classic import coordinator as eager
+from groupcheck.model.protocols.seed import coordinator
 from groupcheck.model.shared.state import PREPARE
 
 

@@ -8,7 +8,7 @@ Some steps have more than one outcome in Kafka, and the explorer must try each:
   the world holds (the ones handed out earlier in the same step included): ``0`` sorts first, ``k``
   (with ``k`` ids in use) last.
 * **The order of a non-atomic generation write** (``atomic_generation_write`` off): membership first, or
-  generation + ownership first (see :func:`groupcheck.model.protocols.coordinator.schedule_write`).
+  generation + ownership first (see :func:`groupcheck.model.protocols.seed.coordinator.schedule_write`).
 
 A handler asks its :class:`Plan` for each choice, in an order that does not depend on the values chosen.
 :class:`groupcheck.model.group.GroupModel` runs a step once with a *recording* plan (``tail=None``: every

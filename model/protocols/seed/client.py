@@ -20,7 +20,7 @@ from __future__ import annotations
 
 from groupcheck.checker.fingerprint import replace
 from groupcheck.model.assignors import ASSIGNORS, MemberSpec, assign, owner_per_slot
-from groupcheck.model.protocols.coordinator import close_connection
+from groupcheck.model.protocols.seed.coordinator import close_connection
 from groupcheck.model.shared.config import Config
 from groupcheck.model.shared.network import clear_consumer_links, link, link_index, pop_at_consumer, to_broker
 from groupcheck.model.shared.state import (

@@ -1,11 +1,11 @@
-"""The built-in protocols' action tables: the seed-000 design (``classic``) and today's JoinGroup +
-SyncGroup protocols (``eager``, ``cooperative``, ``static``, one coordinator for the three as in Kafka).
+"""The seed-000 design's action table (scenario ``protocol = "classic"``), and the parts of it that
+Kafka's classic protocol keeps (:mod:`groupcheck.model.protocols.classic.table` builds on it): the
+consumer's steps, the faults and the environment's steps, and the coordinator's.
 
-Every protocol shares the consumer's steps, the faults and the environment's steps; each has its own
-coordinator steps. The order of a table is the order the model lists actions in, within each actor
+The order of a table is the order the model lists actions in, within each actor
 (:meth:`groupcheck.model.group.GroupModel.actions`); the guards are necessary conditions only, the
 handlers decide. Footprints name the parts of a world an action may read and write
-(:data:`groupcheck.model.actions.PARTS`); tests/test_actions.py checks every handler call of catalogue
+(:data:`groupcheck.model.actions.PARTS`); tests/test_plugins.py checks every handler call of catalogue
 searches against the declared writes.
 """
 
@@ -14,9 +14,9 @@ from __future__ import annotations
 from typing import Any
 
 from groupcheck.model.actions import ActionSpec, Protocol, register
-from groupcheck.model.protocols import consumer as cons_
-from groupcheck.model.protocols import coordinator as coord_
-from groupcheck.model.protocols import eager as eager_
+from groupcheck.model.protocols.seed import client as cons_
+from groupcheck.model.protocols.seed import coordinator as coord_
+from groupcheck.model.protocols.seed import faults as family
 from groupcheck.model.shared import faults
 from groupcheck.model.shared.state import (
     ABSENT,
@@ -32,24 +32,23 @@ from groupcheck.model.shared.state import (
     STARTUP,
     STEADY,
     STOPPED,
-    SYNCING,
 )
 
 REQUESTS = ("Heartbeat", "OffsetCommit", "JoinGroup", "SyncGroup", "LeaveGroup")
 RESPONSES = tuple(r + "Response" for r in REQUESTS)
 
 
-def _parts(text: str) -> frozenset[str]:
+def parts(text: str) -> frozenset[str]:
     return frozenset(text.split())
 
 
 # -- listing guards ---------------------------------------------------------------------------------------
 # a consumer's: (cfg, consumer record); a broker's: (cfg, world, b, broker record)
-def _active(cfg: Any, c: Any) -> bool:
+def active_guard(cfg: Any, c: Any) -> bool:
     return c.status not in GONE and not c.paused
 
 
-def _status(*statuses: str) -> Any:
+def status_guard(*statuses: str) -> Any:
     def guard(cfg: Any, c: Any) -> bool:
         return c.status in statuses and not c.paused
 
@@ -64,11 +63,11 @@ def _serving(cfg: Any, w: Any, b: int, br: Any) -> bool:
     return br.up and not br.paused
 
 
-def _coordinating(cfg: Any, w: Any, b: int, br: Any) -> bool:
+def coordinating_guard(cfg: Any, w: Any, b: int, br: Any) -> bool:
     return br.up and not br.paused and br.role != NONE
 
 
-def _role(*roles: str) -> Any:
+def role_guard(*roles: str) -> Any:
     def guard(cfg: Any, w: Any, b: int, br: Any) -> bool:
         return br.up and not br.paused and br.role in roles
 
@@ -87,14 +86,9 @@ def _rebalance_timer(cfg: Any, w: Any, b: int, br: Any) -> bool:
     return cfg.budget.poll_stalls > 0 or not cfg.switches.wait_for_rejoin
 
 
-def _sync_timer(cfg: Any, w: Any, b: int, br: Any) -> bool:
-    """The SyncGroup timeout needs a stalled poll loop."""
-    return br.up and not br.paused and br.role not in (NONE, PREPARE) and cfg.budget.poll_stalls > 0
-
-
 # -- the consumer's steps, every protocol's (listing order) ---------------------------------------------
-def _consumer_steps(sync: bool) -> list[ActionSpec]:
-    own, net = _parts("consumer leader brokers"), _parts("consumer link hist")
+def _consumer_steps() -> list[ActionSpec]:
+    own, net = parts("consumer leader brokers"), parts("consumer link hist")
     steps = [
         ActionSpec(
             "ConsumerRestart",
@@ -105,8 +99,8 @@ def _consumer_steps(sync: bool) -> list[ActionSpec]:
             "a crashed consumer starts again, as a new member",
             fair="fault",
             when=lambda cfg, c: c.status == DOWN,
-            reads=_parts("consumer"),
-            writes=_parts("consumer"),
+            reads=parts("consumer"),
+            writes=parts("consumer"),
         ),
         ActionSpec(
             "ConsumerJoin",
@@ -118,8 +112,8 @@ def _consumer_steps(sync: bool) -> list[ActionSpec]:
             fair="fault",
             spends="consumer_joins",
             when=lambda cfg, c: c.status == ABSENT,
-            reads=_parts("consumer budget"),
-            writes=_parts("consumer budget"),
+            reads=parts("consumer budget"),
+            writes=parts("consumer budget"),
         ),
         ActionSpec(
             "FindCoordinator",
@@ -128,9 +122,9 @@ def _consumer_steps(sync: bool) -> list[ActionSpec]:
             cons_.find_coordinator,
             "internal",
             "asks which broker coordinates the group",
-            when=_status(STARTUP, REDISCOVER),
+            when=status_guard(STARTUP, REDISCOVER),
             reads=own,
-            writes=_parts("consumer"),
+            writes=parts("consumer"),
         ),
         ActionSpec(
             "JoinGroup",
@@ -139,7 +133,7 @@ def _consumer_steps(sync: bool) -> list[ActionSpec]:
             cons_.join_group,
             "send",
             "sends JoinGroup (after committing what it processed)",
-            when=_status(STOPPED),
+            when=status_guard(STOPPED),
             request="JoinGroup",
             reads=own | net,
             writes=net,
@@ -151,7 +145,7 @@ def _consumer_steps(sync: bool) -> list[ActionSpec]:
             cons_.heartbeat,
             "send",
             "sends a heartbeat",
-            when=_status(MEMBER),
+            when=status_guard(MEMBER),
             request="Heartbeat",
             reads=own | net,
             writes=net,
@@ -176,26 +170,11 @@ def _consumer_steps(sync: bool) -> list[ActionSpec]:
             "internal",
             "processes the next record of each assigned partition",
             when=lambda cfg, c: c.fetching and c.status not in GONE and not c.paused,
-            reads=_parts("consumer sizes hist"),
-            writes=_parts("consumer hist"),
+            reads=parts("consumer sizes hist"),
+            writes=parts("consumer hist"),
         ),
     ]
-    if sync:
-        steps.append(
-            ActionSpec(
-                "SyncGroup",
-                "consumer",
-                "self",
-                cons_.sync_group,
-                "send",
-                "sends SyncGroup (the leader with its assignment)",
-                when=_status(SYNCING),
-                request="SyncGroup",
-                reads=own | net | _parts("sizes"),
-                writes=net,
-            ),
-        )
-    gives_up = _parts("consumer consumers links brokers hist")
+    gives_up = parts("consumer consumers links brokers hist")
     steps += [
         ActionSpec(
             "CoordinatorTimeout",
@@ -204,7 +183,7 @@ def _consumer_steps(sync: bool) -> list[ActionSpec]:
             cons_.coordinator_timeout,
             "timeout",
             "gives up on an unanswered request and looks for the coordinator again",
-            when=lambda cfg, c: _active(cfg, c) and c.awaiting is not None,
+            when=lambda cfg, c: active_guard(cfg, c) and c.awaiting is not None,
             reads=own | net,
             writes=gives_up,
         ),
@@ -216,11 +195,11 @@ def _consumer_steps(sync: bool) -> list[ActionSpec]:
             "fault",
             "a paused consumer resumes",
             when=lambda cfg, c: c.status not in GONE and c.paused,
-            reads=_parts("consumer"),
-            writes=_parts("consumer"),
+            reads=parts("consumer"),
+            writes=parts("consumer"),
         ),
     ]
-    receives = _parts("consumer consumers links leader brokers sizes hist")
+    receives = parts("consumer consumers links leader brokers sizes hist")
     steps += [
         ActionSpec(
             r,
@@ -231,7 +210,7 @@ def _consumer_steps(sync: bool) -> list[ActionSpec]:
             f"receives a {r}",
             fair="connection",
             message=r,
-            when=_active,
+            when=active_guard,
             reads=receives,
             writes=gives_up,
         )
@@ -242,15 +221,15 @@ def _consumer_steps(sync: bool) -> list[ActionSpec]:
             "LeaveGroup",
             "consumer",
             "self",
-            faults.consumer_leave,
+            family.consumer_leave,
             "fault",
             "leaves the group (sends LeaveGroup and closes)",
             fair="fault",
             spends="consumer_leaves",
             request="LeaveGroup",
-            when=_active,
-            reads=own | net | _parts("budget"),
-            writes=gives_up | _parts("budget"),
+            when=active_guard,
+            reads=own | net | parts("budget"),
+            writes=gives_up | parts("budget"),
         ),
         ActionSpec(
             "GcPause",
@@ -261,9 +240,9 @@ def _consumer_steps(sync: bool) -> list[ActionSpec]:
             "a consumer stops for a GC pause",
             fair="fault",
             spends="gc_pauses",
-            when=_active,
-            reads=_parts("consumer budget"),
-            writes=_parts("consumer budget"),
+            when=active_guard,
+            reads=parts("consumer budget"),
+            writes=parts("consumer budget"),
         ),
         ActionSpec(
             "PollTimeout",
@@ -272,7 +251,7 @@ def _consumer_steps(sync: bool) -> list[ActionSpec]:
             cons_.poll_timeout,
             "internal",
             "a stalled poll loop exceeds max.poll.interval.ms: the consumer leaves the group",
-            when=lambda cfg, c: _active(cfg, c) and c.stalled,
+            when=lambda cfg, c: active_guard(cfg, c) and c.stalled,
             reads=own | net,
             writes=gives_up,
         ),
@@ -284,9 +263,9 @@ def _consumer_steps(sync: bool) -> list[ActionSpec]:
             "internal",
             "a stalled poll loop runs again",
             fair="fault",
-            when=lambda cfg, c: _active(cfg, c) and c.stalled,
-            reads=_parts("consumer"),
-            writes=_parts("consumer"),
+            when=lambda cfg, c: active_guard(cfg, c) and c.stalled,
+            reads=parts("consumer"),
+            writes=parts("consumer"),
         ),
         ActionSpec(
             "PollStall",
@@ -297,30 +276,30 @@ def _consumer_steps(sync: bool) -> list[ActionSpec]:
             "the poll loop stalls while the heartbeat thread runs on",
             fair="fault",
             spends="poll_stalls",
-            when=lambda cfg, c: _active(cfg, c) and not c.stalled,
-            reads=_parts("consumer budget"),
-            writes=_parts("consumer budget"),
+            when=lambda cfg, c: active_guard(cfg, c) and not c.stalled,
+            reads=parts("consumer budget"),
+            writes=parts("consumer budget"),
         ),
         ActionSpec(
             "ConsumerCrash",
             "consumer",
             "self",
-            faults.consumer_crash,
+            family.consumer_crash,
             "fault",
             "a consumer crashes",
             fair="fault",
             spends="consumer_crashes",
             when=lambda cfg, c: c.status not in GONE,
-            reads=_parts("consumer budget"),
-            writes=_parts("consumer links brokers budget hist"),
+            reads=parts("consumer budget"),
+            writes=parts("consumer links brokers budget hist"),
         ),
     ]
     return steps
 
 
 # -- the coordinator's steps --------------------------------------------------------------------------------
-_COORD_READS = _parts("broker consumers links leader log sizes budget hist")
-_COORD_WRITES = _parts("broker links log hist")
+COORDINATOR_READS = parts("broker consumers links leader log sizes budget hist")
+COORDINATOR_WRITES = parts("broker links log hist")
 
 
 def _requests(handle: Any) -> list[ActionSpec]:
@@ -337,15 +316,15 @@ def _requests(handle: Any) -> list[ActionSpec]:
             when=_serving,
             plan=True,
             choices=r in ("JoinGroup", "SyncGroup"),
-            reads=_COORD_READS,
-            writes=_COORD_WRITES,
+            reads=COORDINATOR_READS,
+            writes=COORDINATOR_WRITES,
         )
         for r in REQUESTS
     ]
 
 
-def _broker_steps(seed: bool) -> list[ActionSpec]:
-    h = coord_ if seed else eager_
+def _broker_steps() -> list[ActionSpec]:
+    h = coord_
     steps = [
         ActionSpec(
             "BeginRebalance",
@@ -354,22 +333,22 @@ def _broker_steps(seed: bool) -> list[ActionSpec]:
             coord_.begin_rebalance,
             "internal",
             "begins a rebalance for the cause it learned of",
-            when=_role(STEADY),
-            reads=_COORD_READS,
-            writes=_COORD_WRITES,
+            when=role_guard(STEADY),
+            reads=COORDINATOR_READS,
+            writes=COORDINATOR_WRITES,
         ),
         ActionSpec(
             "CompleteJoin",
             "broker",
             "self",
             h.complete_join,
-            "write" if seed else "internal",
+            "write",
             "bumps the generation with the members that joined",
-            when=_role(PREPARE),
+            when=role_guard(PREPARE),
             plan=True,
             choices=True,
-            reads=_COORD_READS,
-            writes=_COORD_WRITES,
+            reads=COORDINATOR_READS,
+            writes=COORDINATOR_WRITES,
         ),
         ActionSpec(
             "WriteLog",
@@ -379,38 +358,23 @@ def _broker_steps(seed: bool) -> list[ActionSpec]:
             "write",
             "writes its next record to the group log",
             when=_to_write,
-            reads=_COORD_READS,
-            writes=_COORD_WRITES,
+            reads=COORDINATOR_READS,
+            writes=COORDINATOR_WRITES,
         ),
     ]
-    if seed:
-        steps.append(
-            ActionSpec(
-                "RespondJoinGroup",
-                "broker",
-                "self",
-                coord_.respond_join_group,
-                "internal",
-                "answers the next JoinGroup of the new generation",
-                when=_role(REBALANCING),
-                reads=_COORD_READS,
-                writes=_COORD_WRITES,
-            )
+    steps.append(
+        ActionSpec(
+            "RespondJoinGroup",
+            "broker",
+            "self",
+            coord_.respond_join_group,
+            "internal",
+            "answers the next JoinGroup of the new generation",
+            when=role_guard(REBALANCING),
+            reads=COORDINATOR_READS,
+            writes=COORDINATOR_WRITES,
         )
-    else:
-        steps.append(
-            ActionSpec(
-                "RespondSyncGroup",
-                "broker",
-                "self",
-                eager_.respond_sync_group,
-                "internal",
-                "answers the held SyncGroups once the assignment is stored",
-                when=_role(REBALANCING),
-                reads=_COORD_READS,
-                writes=_COORD_WRITES,
-            )
-        )
+    )
     steps += [
         ActionSpec(
             "LoadGroup",
@@ -419,9 +383,9 @@ def _broker_steps(seed: bool) -> list[ActionSpec]:
             coord_.load_group,
             "internal",
             "a new coordinator loads the group from the log",
-            when=_role(CATCHUP),
-            reads=_COORD_READS,
-            writes=_COORD_WRITES,
+            when=role_guard(CATCHUP),
+            reads=COORDINATOR_READS,
+            writes=COORDINATOR_WRITES,
         ),
         ActionSpec(
             "NoticePartitionGrowth",
@@ -430,9 +394,9 @@ def _broker_steps(seed: bool) -> list[ActionSpec]:
             coord_.notice_partition_growth,
             "internal",
             "notices a topic gained partitions",
-            when=_role(STEADY),
-            reads=_COORD_READS,
-            writes=_COORD_WRITES,
+            when=role_guard(STEADY),
+            reads=COORDINATOR_READS,
+            writes=COORDINATOR_WRITES,
         ),
         ActionSpec(
             "SessionExpired",
@@ -442,9 +406,9 @@ def _broker_steps(seed: bool) -> list[ActionSpec]:
             "timeout",
             "a member's session times out",
             fair="member",
-            when=_coordinating,
-            reads=_COORD_READS,
-            writes=_COORD_WRITES,
+            when=coordinating_guard,
+            reads=COORDINATOR_READS,
+            writes=COORDINATOR_WRITES,
         ),
         ActionSpec(
             "RebalanceTimeout",
@@ -455,28 +419,11 @@ def _broker_steps(seed: bool) -> list[ActionSpec]:
             "the rebalance timeout runs out for a member that has not rejoined",
             fair="member",
             when=_rebalance_timer,
-            plan=not seed,
-            choices=not seed,
-            reads=_COORD_READS,
-            writes=_COORD_WRITES,
+            reads=COORDINATOR_READS,
+            writes=COORDINATOR_WRITES,
         ),
     ]
-    if not seed:
-        steps.append(
-            ActionSpec(
-                "SyncTimeout",
-                "broker",
-                "members",
-                eager_.sync_timeout,
-                "internal",
-                "a member that never sent SyncGroup is removed",
-                fair="member",
-                when=_sync_timer,
-                reads=_COORD_READS,
-                writes=_COORD_WRITES,
-            )
-        )
-    leadership = _parts("broker brokers leader links budget")
+    leadership = parts("broker brokers leader links budget")
     steps += [
         ActionSpec(
             "GcResume",
@@ -486,8 +433,8 @@ def _broker_steps(seed: bool) -> list[ActionSpec]:
             "fault",
             "a paused broker resumes",
             when=lambda cfg, w, b, br: br.paused,
-            reads=_parts("broker"),
-            writes=_parts("broker"),
+            reads=parts("broker"),
+            writes=parts("broker"),
         ),
         ActionSpec(
             "GcPause",
@@ -499,8 +446,8 @@ def _broker_steps(seed: bool) -> list[ActionSpec]:
             fair="fault",
             spends="gc_pauses",
             when=_serving,
-            reads=_parts("broker budget"),
-            writes=_parts("broker budget"),
+            reads=parts("broker budget"),
+            writes=parts("broker budget"),
         ),
         ActionSpec(
             "CoordinatorCrash",
@@ -512,18 +459,18 @@ def _broker_steps(seed: bool) -> list[ActionSpec]:
             fair="fault",
             spends="coordinator_failovers",
             when=lambda cfg, w, b, br: w.leader == b,
-            reads=_parts("broker leader budget"),
+            reads=parts("broker leader budget"),
             writes=leadership,
         ),
         ActionSpec(
             "ElectCoordinator",
             "broker",
             "self",
-            faults.elect_coordinator,
+            family.elect_coordinator,
             "fault",
             "becomes the offsets partition's leader, and so the coordinator",
             when=lambda cfg, w, b, br: w.leader is None,
-            reads=_parts("broker leader log sizes"),
+            reads=parts("broker leader log sizes"),
             writes=leadership,
         ),
         ActionSpec(
@@ -535,33 +482,33 @@ def _broker_steps(seed: bool) -> list[ActionSpec]:
             "a crashed broker starts again",
             fair="fault",
             when=lambda cfg, w, b, br: not br.up,
-            reads=_parts("broker"),
-            writes=_parts("broker"),
+            reads=parts("broker"),
+            writes=parts("broker"),
         ),
         ActionSpec(
             "Failback",
             "broker",
             "self",
-            faults.failback,
+            family.failback,
             "fault",
             "leadership of the offsets partition returns to the first broker",
             fair="fault",
             spends="failbacks",
             when=lambda cfg, w, b, br: b == 0,
-            reads=_parts("broker brokers leader log sizes budget"),
+            reads=parts("broker brokers leader log sizes budget"),
             writes=leadership,
         ),
         ActionSpec(
             "MoveLeadership",
             "broker",
             "self",
-            faults.move_leadership,
+            family.move_leadership,
             "fault",
             "leadership of the offsets partition moves to this broker",
             fair="fault",
             spends="leader_moves",
             when=lambda cfg, w, b, br: w.leader is not None and w.leader != b and br.up and not br.paused,
-            reads=_parts("broker brokers leader log sizes budget"),
+            reads=parts("broker brokers leader log sizes budget"),
             writes=leadership,
         ),
         ActionSpec(
@@ -572,8 +519,8 @@ def _broker_steps(seed: bool) -> list[ActionSpec]:
             "internal",
             "no longer leads the offsets partition: stops coordinating the group",
             when=lambda cfg, w, b, br: br.role != NONE and w.leader != b,
-            reads=_COORD_READS,
-            writes=_COORD_WRITES,
+            reads=COORDINATOR_READS,
+            writes=COORDINATOR_WRITES,
         ),
     ]
     return steps
@@ -589,8 +536,8 @@ _ENV = [
         "a cut link heals",
         fair="args",
         when=lambda cfg, w, c, b, ln: ln.cut,
-        reads=_parts("link"),
-        writes=_parts("link"),
+        reads=parts("link"),
+        writes=parts("link"),
     ),
     ActionSpec(
         "CutLink",
@@ -602,8 +549,8 @@ _ENV = [
         fair="fault",
         spends="network_partitions",
         when=lambda cfg, w, c, b, ln: not ln.cut,
-        reads=_parts("link budget"),
-        writes=_parts("link budget"),
+        reads=parts("link budget"),
+        writes=parts("link budget"),
     ),
     ActionSpec(
         "AddPartition",
@@ -614,8 +561,8 @@ _ENV = [
         "a topic gains a partition",
         fair="fault",
         spends="partition_growth",
-        reads=_parts("sizes budget"),
-        writes=_parts("sizes budget"),
+        reads=parts("sizes budget"),
+        writes=parts("sizes budget"),
     ),
 ]
 
@@ -643,9 +590,9 @@ FAIRNESS_ORDER = (
 )
 
 
-def _table(seed: bool) -> tuple[ActionSpec, ...]:
-    consumer = _consumer_steps(sync=not seed)
-    broker = _requests(coord_.handle if seed else eager_.handle) + _broker_steps(seed)
+def _table() -> tuple[ActionSpec, ...]:
+    consumer = _consumer_steps()
+    broker = _requests(coord_.handle) + _broker_steps()
     return (*consumer, *broker, *_ENV)
 
 
@@ -653,29 +600,7 @@ SEED = register(
     Protocol(
         "classic",
         "the seed-000 design: JoinGroup answered with the assignment, five phases",
-        _table(True),
-        fairness_order=FAIRNESS_ORDER,
-    )
-)
-_SYNC = _table(False)
-EAGER = register(
-    Protocol(
-        "eager", "Kafka's JoinGroup + SyncGroup with eager rebalancing", _SYNC, fairness_order=FAIRNESS_ORDER
-    )
-)
-COOPERATIVE = register(
-    Protocol(
-        "cooperative",
-        "Kafka's JoinGroup + SyncGroup with incremental cooperative rebalancing (KIP-429)",
-        _SYNC,
-        fairness_order=FAIRNESS_ORDER,
-    )
-)
-STATIC = register(
-    Protocol(
-        "static",
-        "Kafka's JoinGroup + SyncGroup with static membership (KIP-345)",
-        _SYNC,
+        _table(),
         fairness_order=FAIRNESS_ORDER,
     )
 )

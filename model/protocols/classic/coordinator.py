@@ -1,7 +1,7 @@
 """Today's eager protocol: JoinGroup + SyncGroup (seed 001; group states from seed 004).
 
 The coordinator side of ``protocol = "eager"``. What differs from the seed-000 design
-(:mod:`groupcheck.model.protocols.coordinator`, whose helpers this module reuses):
+(:mod:`groupcheck.model.protocols.seed.coordinator`, whose helpers this module reuses):
 
 * **JoinGroup** collects every member as before, but its response carries no assignment: it gives the
   member its id and the new generation, and gives the **group leader** (the first member to join; kept
@@ -30,7 +30,7 @@ coordinator stays "after phase 5" until the next trigger.
 from __future__ import annotations
 
 from groupcheck.checker.fingerprint import replace
-from groupcheck.model.protocols import coordinator as classic
+from groupcheck.model.protocols.seed import coordinator as classic
 from groupcheck.model.shared.choice import Plan
 from groupcheck.model.shared.config import Config
 from groupcheck.model.shared.network import link, to_consumer
@@ -452,7 +452,7 @@ def complete_join(
 
 def rebalance_timeout(cfg: Config, w: World, b: int, mid: int, plan: Plan | None = None) -> World | None:
     """The rebalance timeout runs out while member ``mid`` has not rejoined
-    (:func:`groupcheck.model.protocols.coordinator.rebalance_timeout` says when). A dynamic member is
+    (:func:`groupcheck.model.protocols.seed.coordinator.rebalance_timeout` says when). A dynamic member is
     removed. Static membership (KIP-345, KAFKA-8220): Kafka's join timer removes only the dynamic members
     still missing and completes the join at once (``completeClassicGroupJoin``), keeping every static
     member that has not rejoined in the new generation with its last metadata; it gets no JoinGroup
