@@ -593,7 +593,7 @@ def cmd_list(args: argparse.Namespace) -> int:
     for sc in scenarios:
         off = sc.switches_off
         story = _story(sc.description) + (f" [off: {', '.join(off)}]" if off else "")
-        rows.append((sc.name, sc.config.protocol, sc.faults, sc.expected, story))
+        rows.append((sc.name, sc.config.variant or sc.config.protocol, sc.faults, sc.expected, story))
     for line in list_lines(rows, _width()):
         print(line.rstrip())
     print(f"{len(scenarios)} scenarios")

@@ -82,7 +82,7 @@ except ImportError:  # an older name of the same function
 PROJECT = Path(__file__).resolve().parent.parent / "conformance"
 PROTOCOLS = ("eager", "cooperative", "static")
 CLASSIC_NOTE = (
-    "the seed-000 'classic' design has no implementation in Kafka (Kafka's coordinator speaks today's "
+    "the seed-000 design ('seed') has no implementation in Kafka (Kafka's coordinator speaks today's "
     "JoinGroup + SyncGroup protocol): conformance covers the eager, cooperative and static protocols only"
 )
 MAIN_CLASS = "groupcheck.conformance.Main"
@@ -321,7 +321,7 @@ class WalkResult:
 def conformable(sc: Scenario) -> str | None:
     """Why scenario ``sc`` is not replayed against Kafka (None when it is)."""
     cfg = sc.config
-    if cfg.protocol == "classic":
+    if cfg.protocol == "seed":
         return "protocol classic: " + CLASSIC_NOTE.split(": ")[0]
     if cfg.protocol not in PROTOCOLS:
         return f"protocol {cfg.protocol}"

@@ -293,7 +293,7 @@ def check_scenario(
         write_bundle(trace_document(sc, result), trace_dir)
     elif out_dir is not None and not result.stopped_by:
         remove_stale_bundle(out_dir / sc.name)
-    notes = (SYMMETRY_NOTE,) if liveness and symmetry else ()
+    notes = sc.notes + ((SYMMETRY_NOTE,) if liveness and symmetry else ())
     return CheckOutcome(sc, result, trace_dir, vacuity(sc, result), notes)
 
 

@@ -104,7 +104,7 @@ WEIGHTS = (0.1, 0.3, 1.0, 1.0, 3.0, 10.0)
 # how a walk reads an action's label (fast); the labels are every registered protocol's action names
 _NAME = operator.attrgetter("name")
 # the action that spends each fault budget (every built-in protocol's table agrees)
-FAULT_ACTIONS = lookup("classic").fault_actions()
+FAULT_ACTIONS = lookup("seed").fault_actions()
 # the labels of the actions that inject a fault (each spends a budget)
 FAULT_LABELS = frozenset(FAULT_ACTIONS.values())
 LIVELOCK_NOTE = "to be confirmed by an exhaustive check at smaller bounds"

@@ -243,8 +243,6 @@ def _actor_kind(actor: str) -> str:
 
 # -- the registry -------------------------------------------------------------------------------------------
 _REGISTRY: dict[str, Protocol] = {}
-# old names of built-in protocols, read as their new names with a note (model.scenario)
-ALIASES: dict[str, str] = {}
 
 
 def register(protocol: Protocol, *, replace_existing: bool = False) -> Protocol:
@@ -267,9 +265,9 @@ def forget_variants() -> None:
 
 
 def lookup(name: str) -> Protocol:
-    """The registered protocol ``name`` (an old name is read as its new one); KeyError if none."""
+    """The registered protocol ``name``; KeyError if none."""
     _load_builtins()
-    return _REGISTRY[ALIASES.get(name, name)]
+    return _REGISTRY[name]
 
 
 def registered() -> tuple[str, ...]:
@@ -278,7 +276,7 @@ def registered() -> tuple[str, ...]:
 
 
 def _load_builtins() -> None:
-    if "classic" not in _REGISTRY:
+    if "seed" not in _REGISTRY:
         import importlib
 
         from groupcheck.model.protocols import BUILT_IN

@@ -55,7 +55,7 @@ SYNC_PHASES: dict[int, tuple[str, str]] = {
 
 def phase_names(cfg: Config) -> dict[int, tuple[str, str]]:
     """(name, short name) of each rebalance phase, as ``cfg``'s protocol calls them."""
-    return CLASSIC_PHASES if cfg.protocol == "classic" else SYNC_PHASES
+    return CLASSIC_PHASES if cfg.protocol == "seed" else SYNC_PHASES
 
 
 def phases_entry(cfg: Config) -> dict[str, dict[str, str]]:
@@ -88,7 +88,7 @@ def msg_text(cfg: Config, msg: Msg) -> str:
     if msg.kind.endswith("Response"):
         if msg.error != OK:
             return f"{msg.kind}({msg.error})"
-        if msg.kind == "JoinGroupResponse" and cfg.protocol != "classic":
+        if msg.kind == "JoinGroupResponse" and cfg.protocol != "seed":
             text = f"JoinGroupResponse(member={_m(msg.member_id)}, gen={msg.generation}"
             if msg.claims:
                 text += ", leader: assign " + ", ".join(_claim(cfg, c) for c in msg.claims)
@@ -234,7 +234,7 @@ def describe(cfg: Config, before: World, act: Act, after: World) -> dict[str, An
     elif name == "FindCoordinator":
         found = after.consumers[args[0]].coordinator
         label = f"FindCoordinator → {broker_name(found) if found is not None else '?'}"
-    elif name == "BeginRebalance" and cfg.protocol != "classic":
+    elif name == "BeginRebalance" and cfg.protocol != "seed":
         label = "BeginRebalance: PreparingRebalance, heartbeats now answered REBALANCE_IN_PROGRESS"
     elif name in INTERNAL_TEXT:
         label = INTERNAL_TEXT[name]
@@ -254,7 +254,7 @@ def describe(cfg: Config, before: World, act: Act, after: World) -> dict[str, An
             target = next(c for c, _ in bb.joined if c not in bb.answered)
             kind, src, dst = "send", broker_name(b), consumer_name(target)
             label = "JoinGroupResponse (lost: link cut)"
-    elif name in ("CompleteJoin", "RespondSyncGroup") and cfg.protocol != "classic":
+    elif name in ("CompleteJoin", "RespondSyncGroup") and cfg.protocol != "seed":
         b = args[0]
         br = after.brokers[b]
         sent = _responses_sent(cfg, before, after, b)

@@ -188,7 +188,7 @@ class GroupModel(Model[World, Act]):
             _renamed_text, 1 << 16
         )
         self.protocol = protocol = protocol_of(cfg)
-        self._eager = cfg.protocol != "classic"
+        self._eager = cfg.protocol != "seed"
         # the table, read once: dispatch by name (a broker's spec where consumers and brokers share a
         # name), the choice steps' arities, the message-driven steps by message, each actor's listing
         self._spec_of: dict[str, ActionSpec] = {}
@@ -840,7 +840,7 @@ def initial_world(cfg: Config) -> World:
             )
             for c in range(cfg.consumers)
         ]
-        leader = None if cfg.protocol == "classic" else 1
+        leader = None if cfg.protocol == "seed" else 1
         log = Log(1, members, ownership, zeros, sizes, leader)
         hist = History(max_issued=1, acked=zeros, handed=zeros, next_member_id=cfg.consumers + 1)
     else:

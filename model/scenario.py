@@ -30,6 +30,7 @@ from groupcheck.model.shared.config import (
     ASSIGNORS,
     FAULT_NAMES,
     PROTOCOLS,
+    RENAMED,
     STARTS,
     SWITCH_NAMES,
     Config,
@@ -185,6 +186,7 @@ class Scenario:
     # "fault:<fault>" (a budget never spent), "switch:<switch>" (a switch off whose mechanism is never
     # reached), "failover_phase" (the pinned failover never taken); reasons with whitespace runs collapsed
     unexercised: tuple[tuple[str, str], ...] = ()
+    notes: tuple[str, ...] = ()  # how the file was read where it differs from what it says (an old name)
 
     @property
     def faults(self) -> str:
@@ -291,9 +293,11 @@ def _protocol(data: dict[str, Any], source: str) -> tuple[str, str | None]:
     a scenario file never makes groupcheck import code)."""
     from groupcheck.model.actions import lookup, registered
 
-    value = data.get("protocol", "classic")
+    value = data.get("protocol", "seed")
     if isinstance(value, str) and value in PROTOCOLS:
         return value, None
+    if isinstance(value, str) and value in RENAMED:
+        return RENAMED[value], None
     if isinstance(value, str) and value in registered():
         return lookup(value).base, value
     raise _err(
@@ -456,6 +460,13 @@ def _scenario_from_data(data: Any, source: str, *, simulation: bool = False) -> 
     if problem is not None:
         raise _err(source, "description", problem)
     protocol, variant = _protocol(data, source)
+    notes: tuple[str, ...] = ()
+    if data.get("protocol") in RENAMED:
+        notes = (
+            f'protocol "{data["protocol"]}" is read as "{protocol}" (the seed-000 design, which Kafka never '
+            'shipped); Kafka\'s classic protocol, JoinGroup + SyncGroup, is "eager", "cooperative" or '
+            '"static" here',
+        )
     default_assignor = "cooperative-sticky" if protocol == "cooperative" else "range"
     assignor = _choice(data, "assignor", tuple(ASSIGNORS), default_assignor, source)
     if protocol == "cooperative" and assignor != "cooperative-sticky":
@@ -560,4 +571,5 @@ def _scenario_from_data(data: Any, source: str, *, simulation: bool = False) -> 
         expect_property=exp_prop,
         data=data,
         unexercised=unexercised,
+        notes=notes,
     )

@@ -345,7 +345,7 @@ def test_classic_and_switched_off_designs_are_not_replayed() -> None:
     assert "switches off" in (conform.conformable(switched) or "")
     report = conform.Report("4.x", {}, [(classic.name, conform.conformable(classic) or "")], 0.0)
     assert any(
-        "seed-000 'classic' design has no implementation in Kafka" in x for x in conform.summary_lines(report)
+        "seed-000 design ('seed') has no implementation in Kafka" in x for x in conform.summary_lines(report)
     )
 
 

@@ -37,7 +37,7 @@ def _reachable(model: GroupModel, limit: int) -> list[World]:
 def test_every_protocol_step_is_fair_and_no_fault_is() -> None:
     """A protocol step without a fairness class could be postponed for ever and hide a lasso behind a
     spurious one; a fault with one would be forced to happen."""
-    for protocol in ("classic", "eager", "cooperative", "static"):
+    for protocol in ("seed", "eager", "cooperative", "static"):
         budget = Budget(gc_pauses=1, network_partitions=1, poll_stalls=1, coordinator_failovers=1)
         model = GroupModel(Config(protocol=protocol, budget=budget))
         names = {c.name for c in model.fairness()}

@@ -97,7 +97,7 @@ RANDOM_CFG = Config(
 
 @settings(max_examples=150, deadline=None)
 @given(
-    st.sampled_from(["classic", "eager", "cooperative", "static"]),
+    st.sampled_from(["seed", "eager", "cooperative", "static"]),
     st.booleans(),
     st.lists(st.integers(min_value=0, max_value=10_000), min_size=1, max_size=120),
 )
@@ -124,7 +124,7 @@ def test_random_walks_never_raise_and_stay_consistent(
             prop.holds(w)  # must not raise
 
 
-@pytest.mark.parametrize("protocol", ["classic", "eager", "cooperative", "static"])
+@pytest.mark.parametrize("protocol", ["seed", "eager", "cooperative", "static"])
 @pytest.mark.parametrize("phase", [1, 2, 3, 4, 5])
 def test_pinned_failover_strikes_and_the_group_recovers(phase: int, protocol: str) -> None:
     """The phase-pinned scenarios are not vacuous: the crash happens in that phase, and afterwards a new

@@ -321,7 +321,7 @@ def test_every_handler_call_stays_within_its_declared_writes(name: str) -> None:
 def test_every_built_in_table_declares_known_parts_and_one_spender_per_budget() -> None:
     from groupcheck.model.shared.config import FAULT_NAMES
 
-    for name in ("classic", "eager", "cooperative", "static"):
+    for name in ("seed", "eager", "cooperative", "static"):
         protocol = lookup(name)
         assert set(protocol.fault_actions()) == set(FAULT_NAMES), name
         for spec in protocol.actions:

@@ -19,7 +19,7 @@ SWEEP = """
 name = "tiny"
 description = "no member-id check; a GC pause; with and without the commit fencing"
 [base]
-protocol = "classic"
+protocol = "seed"
 [base.group]
 consumers = 2
 topics = { t0 = 1 }
@@ -95,7 +95,7 @@ LIMITED = """
 name = "limited"
 description = "a state limit that stops one point, a declared depth bound on others"
 [base]
-protocol = "classic"
+protocol = "seed"
 [base.group]
 consumers = 2
 topics = { t0 = 1 }

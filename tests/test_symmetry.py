@@ -66,7 +66,7 @@ def _successor_classes(model: GroupModel, w: World) -> Counter[int]:
 
 @settings(max_examples=60, deadline=None)
 @given(
-    st.sampled_from(["classic", "eager", "cooperative", "static"]),
+    st.sampled_from(["seed", "eager", "cooperative", "static"]),
     st.sampled_from(["stable", "empty"]),
     st.integers(min_value=0, max_value=2**32),
     st.sampled_from(["range", "roundrobin", "sticky"]),
@@ -94,7 +94,7 @@ def test_renamed_states_have_the_renamed_successors(
         w = rng.choice(succ)
 
 
-@pytest.mark.parametrize("protocol", ["classic", "eager", "static"])
+@pytest.mark.parametrize("protocol", ["seed", "eager", "static"])
 @pytest.mark.parametrize("budget", [Budget(gc_pauses=1), Budget(consumer_joins=1)])
 def test_symmetric_fingerprint_separates_classes(protocol: str, budget: Budget) -> None:
     """Over a whole small state space, two states share a symmetric fingerprint only if one is a renaming
@@ -119,7 +119,7 @@ def test_symmetric_fingerprint_separates_classes(protocol: str, budget: Budget) 
         frontier = nxt
 
 
-@pytest.mark.parametrize("protocol", ["classic", "eager", "cooperative", "static"])
+@pytest.mark.parametrize("protocol", ["seed", "eager", "cooperative", "static"])
 def test_symmetry_reduction_keeps_the_verdict_and_shrinks_the_space(protocol: str) -> None:
     cfg = replace(_model(protocol, "empty").cfg, consumers=2, budget=Budget())
     full = bfs(GroupModel(cfg), symmetry=False)

@@ -1,6 +1,6 @@
 """The built-in protocols, one folder each, and the registry's list of them.
 
-* ``seed/`` — the seed-000 design (scenario ``protocol = "classic"``): its consumer, coordinator, the
+* ``seed/`` — the seed-000 design (scenario ``protocol = "seed"``): its consumer, coordinator, the
   faults of the JoinGroup family, and its action table;
 * ``classic/`` — Kafka's classic protocol, JoinGroup + SyncGroup (``eager``, ``cooperative``,
   ``static``), built on the seed design's client and coordinator.

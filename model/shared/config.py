@@ -11,7 +11,11 @@ from dataclasses import dataclass, field, fields
 from groupcheck.model.assignors import ASSIGNOR_NAMES
 from groupcheck.model.shared.state import Budget
 
-PROTOCOLS = ("classic", "eager", "cooperative", "static")
+PROTOCOLS = ("seed", "eager", "cooperative", "static")
+# old names of protocols, read as their new names with a note: "classic" was the seed-000 design, which
+# Kafka never shipped, while Kafka's group.protocol=classic is JoinGroup + SyncGroup (eager, cooperative,
+# static here)
+RENAMED = {"classic": "seed"}
 ASSIGNORS = ASSIGNOR_NAMES
 STARTS = ("stable", "empty")
 
@@ -61,7 +65,7 @@ class Config:
     budget: Budget = field(default_factory=Budget)
     failover_phase: int | None = None  # pin coordinator crashes to this rebalance phase (1..5)
     switches: Switches = field(default_factory=Switches)
-    protocol: str = "classic"
+    protocol: str = "seed"
     assignor: str = "range"
     # renumber generations 1..k after every step (groupcheck.model.shared.generations): set for scenarios that
     # check a liveness property, so a rebalance storm is a cycle

@@ -180,7 +180,7 @@ def _leader_assignment(cfg: Config, cons: Consumer, sizes: tuple[int, ...]) -> d
 
 def heartbeat(cfg: Config, w: World, c: int) -> World | None:
     """The heartbeat thread's Heartbeat (it runs on while the poll loop is stalled: KIP-62)."""
-    cons = _idle(w, c, poll=cfg.protocol == "classic")
+    cons = _idle(w, c, poll=cfg.protocol == "seed")
     if cons is None or cons.status != MEMBER:
         return None
     return _send(cfg, w, c, cons, "heartbeat", Msg("Heartbeat", cons.member_id, cons.generation))
@@ -259,7 +259,7 @@ def receive(cfg: Config, w: World, c: int, b: int) -> World | None:
     pending = link(cfg, w, c, b).to_consumer
     if cons is None or not pending:
         return None
-    if cons.stalled and (cfg.protocol == "classic" or pending[0].kind != "HeartbeatResponse"):
+    if cons.stalled and (cfg.protocol == "seed" or pending[0].kind != "HeartbeatResponse"):
         return None  # a stalled poll loop reads nothing; the heartbeat thread reads its own answers
     msg, links = pop_at_consumer(cfg, w.links, c, b)
     if cons.awaiting is None or cons.awaiting_broker != b:
@@ -297,7 +297,7 @@ def receive(cfg: Config, w: World, c: int, b: int) -> World | None:
                 cons = _lose(cfg, _stop(cfg, cons))
             elif err == REBALANCE_IN_PROGRESS:
                 cons = _stop(cfg, cons)
-    elif msg.kind == "JoinGroupResponse" and err == OK and cfg.protocol != "classic":
+    elif msg.kind == "JoinGroupResponse" and err == OK and cfg.protocol != "seed":
         # it learns its id and the generation; the leader learns whom to assign (cooperative: and what
         # each owns). Cooperative members keep their partitions until the SyncGroup response; eager ones
         # have none left (revoked before JoinGroup, or now if stop_fetching_before_rejoin is off)
@@ -490,7 +490,7 @@ def poll_timeout(cfg: Config, w: World, c: int) -> World | None:
     off with ``leave_on_poll_timeout`` (a client without a poll timer)."""
     cons = w.consumers[c]
     if (
-        cfg.protocol == "classic"
+        cfg.protocol == "seed"
         or not cfg.switches.leave_on_poll_timeout
         or cons.status in GONE
         or cons.paused

@@ -413,7 +413,7 @@ def _finish_if_done(cfg: Config, w: World, b: int) -> World:
     """Classic design: the rebalance ends once every JoinGroup is answered and the group written. (The
     eager coordinator ends it with RespondSyncGroup instead.)"""
     br = w.brokers[b]
-    if cfg.protocol != "classic" or br.role != REBALANCING or len(br.answered) < len(br.joined):
+    if cfg.protocol != "seed" or br.role != REBALANCING or len(br.answered) < len(br.joined):
         return w
     if cfg.switches.persist_before_respond and group_unwritten(br):
         return w
@@ -467,7 +467,7 @@ def expiry_cause(cfg: Config, w: World, b: int, c: int, mid: int) -> str | None:
         return cons.status
     if cons.paused:
         return "paused"
-    if cons.stalled and cfg.protocol == "classic":
+    if cons.stalled and cfg.protocol == "seed":
         return "stalled"  # the seed-000 consumer heartbeats from its poll loop: a stall silences it
     if link(cfg, w, c, b).cut:
         return "cut"

@@ -1,6 +1,7 @@
-"""The seed-000 design's action table (scenario ``protocol = "classic"``), and the parts of it that
-Kafka's classic protocol keeps (:mod:`groupcheck.model.protocols.classic.table` builds on it): the
-consumer's steps, the faults and the environment's steps, and the coordinator's.
+"""The seed-000 design's action table (scenario ``protocol = "seed"``; the old name ``"classic"`` is read
+as it), and the parts of it that Kafka's classic protocol keeps (:mod:`groupcheck.model.protocols.
+classic.table` builds on it): the consumer's steps, the faults and the environment's steps, and the
+coordinator's.
 
 The order of a table is the order the model lists actions in, within each actor
 (:meth:`groupcheck.model.group.GroupModel.actions`); the guards are necessary conditions only, the
@@ -598,7 +599,7 @@ def _table() -> tuple[ActionSpec, ...]:
 
 SEED = register(
     Protocol(
-        "classic",
+        "seed",
         "the seed-000 design: JoinGroup answered with the assignment, five phases",
         _table(),
         fairness_order=FAIRNESS_ORDER,
