@@ -90,7 +90,9 @@ class ActionSpec:
     reads: frozenset[str] = frozenset()  # PARTS
     writes: frozenset[str] = frozenset()  # PARTS
     # the listing guard, a necessary condition only (the handler decides): (cfg, consumer) for a
-    # consumer's own step, (cfg, world, b, broker) for a broker's, None to list it whenever its actor is
+    # consumer's own step, (cfg, world, b, broker) for a broker's (it may read the broker, b and the
+    # leader: listings are remembered by them), (cfg, cut) for a link's, None to list it whenever its
+    # actor is
     when: Guard | None = None
     plan: bool = False  # the handler takes the step's Plan as its last argument
     choices: bool = False  # the step may choose among outcomes: the choices are trailing arguments

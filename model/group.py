@@ -188,28 +188,14 @@ class GroupModel(Model[World, Act]):
             _renamed_text, 1 << 16
         )
         self.protocol = protocol = protocol_of(cfg)
-        self._eager = cfg.protocol != "seed"
-        # the table, read once: dispatch by name (a broker's spec where consumers and brokers share a
-        # name), the choice steps' arities, the message-driven steps by message, each actor's listing
-        self._spec_of: dict[str, ActionSpec] = {}
-        self._broker_spec_of: dict[str, ActionSpec] = {}
-        for spec in protocol.actions:
-            if spec.actor == "broker" and spec.name in self._spec_of:
-                self._broker_spec_of[spec.name] = spec
-            else:
-                self._spec_of.setdefault(spec.name, spec)
-                if spec.actor == "broker":
-                    self._broker_spec_of[spec.name] = spec
-        self._shared_names = frozenset(
-            n
-            for n in self._spec_of
-            if n in self._broker_spec_of and self._spec_of[n] is not self._broker_spec_of[n]
-        )
+        # the table, read once: the choice steps' arities, dispatch, the message-driven steps by message,
+        # each actor's listing, fairness
         self._arity = {s.name: s.arity for s in protocol.actions if s.choices}
         # dispatch, read by _run on every step: name -> (handler, takes the plan, the message it handles
-        # at the head of its queue, whether that queue is the one to the broker)
-        self._dispatch = {n: _dispatch_entry(s) for n, s in self._spec_of.items()}
-        self._broker_dispatch = {n: _dispatch_entry(s) for n, s in self._broker_spec_of.items()}
+        # at the head of its queue, whether that queue is the one to the broker); a broker's actions apart
+        # (a consumer's and a broker's own step may share a name: GcPause)
+        self._dispatch = {s.name: _dispatch_entry(s) for s in protocol.actions if s.actor != "broker"}
+        self._broker_dispatch = {s.name: _dispatch_entry(s) for s in protocol.actions if s.actor == "broker"}
         self._responses = {s.message: s for s in protocol.actions if s.over == "responses"}
         self._requests = {s.message: s for s in protocol.actions if s.over == "requests"}
         self._consumer_specs = _sections([s for s in protocol.actions if s.actor == "consumer"])
@@ -235,8 +221,13 @@ class GroupModel(Model[World, Act]):
         # learn their options; a step without any is not run again)
         self._listed: tuple[World | None, dict[int, tuple[Act, World]]] = (None, {})
         # each consumer's and broker's listing (the specs whose guards hold), by the part's identity
-        self._consumer_listing: dict[int, tuple[Consumer, tuple[object, ...]]] = {}
-        self._broker_listing: dict[tuple[int, int, int | None], tuple[Broker, tuple[object, ...]]] = {}
+        self._consumer_listing: dict[int, tuple[Consumer, int, tuple[Any, ...]]] = {}
+        self._broker_listing: dict[tuple[int, int, int | None], tuple[Broker, tuple[Any, ...]]] = {}
+        self._link_listing: dict[tuple[bool, int, int], tuple[Any, ...]] = {}
+        self._message_acts: dict[tuple[str, int, int], tuple[Act | None, bool]] = {}
+        self._consumer_now: dict[int, tuple[Consumer, int, Budget, tuple[Any, bool, Any]]] = {}
+        self._consumer_listing_by_value: dict[tuple[Consumer, int], tuple[Any, ...]] = {}
+        self._broker_listing_by_value: dict[tuple[Broker, int, int | None], tuple[Any, ...]] = {}
         self._plain: tuple[World | None, Plan] = (None, Plan(initial_world(cfg), ()))
 
     # -- the contract -------------------------------------------------------------------------------
@@ -480,10 +471,15 @@ class GroupModel(Model[World, Act]):
             self.consumer_actions(w, c, cons, True, out)
         for b, br in enumerate(w.brokers):
             self.broker_actions(w, b, br, True, True, out)
-        if self._link_specs:
-            for c in range(len(w.consumers)):
-                for b in range(self.cfg.brokers):
-                    self.link_actions(w, c, b, out)
+        if self._link_specs:  # each link's steps (link_actions)
+            nb, bud, links, memo = self.cfg.brokers, w.budget, w.links, self._link_listing
+            for i, ln in enumerate(links):
+                listed = memo.get((ln.cut, i // nb, i % nb))
+                if listed is None:
+                    listed = self._link_listing_of(ln.cut, i // nb, i % nb)
+                for act, spends in listed:
+                    if spends is None or getattr(bud, spends):
+                        out.append(act)
         self.topic_actions(w, out)
         return out
 
@@ -497,28 +493,65 @@ class GroupModel(Model[World, Act]):
         """Consumer ``c``'s own steps and the responses it may receive (appended to ``out``)."""
         if out is None:
             out = []
-        me = consumer_name(c)
         bud = w.budget
-        for spec in self._consumer_listing_of(cons):
-            if spec is _RESPONSES_AT:
-                nb = self.cfg.brokers
-                links, responses = w.links, self._responses
-                for b in range(nb):
-                    pending = links[c * nb + b].to_consumer
-                    if pending:
-                        r = responses.get(pending[0].kind)
-                        if r is not None:
-                            out.append(Act(r.name, me, (c, b)))
-                continue
-            spends = spec.spends  # type: ignore[attr-defined]
-            if spends is not None and not getattr(bud, spends):
-                continue
-            act = Act(spec.name, me, (c,))  # type: ignore[attr-defined]
-            if expand and spec.choices:  # type: ignore[attr-defined]
+        hit = self._consumer_now.get(id(cons))
+        if hit is None or hit[0] is not cons or hit[1] != c or hit[2] is not bud:
+            hit = self._consumer_now_of(c, cons, bud)
+        before, responses, after = hit[3]
+        if before.__class__ is tuple:  # no step with choices: the actions as they are
+            out += before
+        else:
+            self._expand(w, before, expand, out)
+        if responses:
+            nb, links, acts = self.cfg.brokers, w.links, self._message_acts
+            for b in range(nb):
+                pending = links[c * nb + b].to_consumer
+                if pending:
+                    hit = acts.get((pending[0].kind, c, b))
+                    if hit is None:
+                        hit = self._message_act(pending[0].kind, c, b)
+                    if hit[0] is not None:
+                        out.append(hit[0])
+        if after.__class__ is tuple:
+            out += after
+        else:
+            self._expand(w, after, expand, out)
+        return out
+
+    def _expand(self, w: World, acts: list[tuple[Act, bool]], expand: bool, out: list[Act]) -> None:
+        """``acts`` (action, makes choices) appended, each step with choices once per outcome."""
+        for act, choices in acts:
+            if choices and expand:
                 out.extend(self._outcomes(w, act))
             else:
                 out.append(act)
-        return out
+
+    def _consumer_now_of(
+        self, c: int, cons: Consumer, bud: Budget
+    ) -> tuple[Consumer, int, Budget, tuple[Any, bool, Any]]:
+        """Consumer ``c``'s listing with the budgets ``bud`` leaves: (the actions before its responses,
+        whether it receives responses, the actions after them); each a tuple of actions, or a list of
+        (action, makes choices) when a step makes choices. Remembered by the identity of the consumer and
+        the budget (a successor mostly shares both with its parent)."""
+        before: list[tuple[Act, bool]] = []
+        after: list[tuple[Act, bool]] = []
+        responses = False
+        part = before
+        for act, spends, choices in self._consumer_listing_of(c, cons):
+            if act is _RESPONSES_AT:
+                responses, part = True, after
+            elif spends is None or getattr(bud, spends):
+                part.append((act, choices))
+
+        def packed(acts: list[tuple[Act, bool]]) -> Any:
+            return acts if any(ch for _, ch in acts) else tuple(a for a, _ in acts)
+
+        memo = self._consumer_now
+        if len(memo) >= 1 << 16:
+            memo.clear()
+        entry = (cons, c, bud, (packed(before), responses, packed(after)))
+        memo[id(cons)] = entry
+        return entry
 
     def request_actions(
         self, w: World, b: int, c: int, expand: bool = True, out: list[Act] | None = None
@@ -528,14 +561,29 @@ class GroupModel(Model[World, Act]):
             out = []
         pending = w.links[c * self.cfg.brokers + b].to_broker
         if pending:
-            r = self._requests.get(pending[0].kind)
-            if r is not None:
-                act = Act(r.name, broker_name(b), (b, c))
-                if expand and r.choices:
+            act, choices = self._message_acts.get((pending[0].kind, b, c)) or self._message_act(
+                pending[0].kind, b, c
+            )
+            if act is not None:
+                if expand and choices:
                     out.extend(self._outcomes(w, act))
                 else:
                     out.append(act)
         return out
+
+    def _message_act(self, kind: str, x: int, y: int) -> tuple[Act | None, bool]:
+        """The action that takes message ``kind`` at the head of its queue: a broker's request (``x`` the
+        broker, ``y`` the consumer) or a consumer's response (``x`` the consumer, ``y`` the broker), and
+        whether it makes choices; built once (None: no action of the protocol takes that message)."""
+        req, resp = self._requests.get(kind), self._responses.get(kind)
+        if req is not None:
+            hit: tuple[Act | None, bool] = (Act(req.name, broker_name(x), (x, y)), req.choices)
+        elif resp is not None:
+            hit = (Act(resp.name, consumer_name(x), (x, y)), resp.choices)
+        else:
+            hit = (None, False)
+        self._message_acts[(kind, x, y)] = hit
+        return hit
 
     def broker_actions(
         self,
@@ -549,48 +597,56 @@ class GroupModel(Model[World, Act]):
         """Broker ``b``'s steps (with the requests it may take, unless ``requests`` is off)."""
         if out is None:
             out = []
-        me = broker_name(b)
         bud = w.budget
-        for spec in self._broker_listing_of(w, b, br):
-            if spec is _REQUESTS_AT:
-                if requests:
+        for act, spends, choices in self._broker_listing_of(w, b, br):
+            if act is _REQUESTS_AT:
+                if requests:  # the request at the head of each consumer's queue to b (request_actions)
+                    nb, links, acts = self.cfg.brokers, w.links, self._message_acts
                     for c in range(len(w.consumers)):
-                        self.request_actions(w, b, c, expand, out)
-                continue
-            spends = spec.spends  # type: ignore[attr-defined]
-            if spends is not None and not getattr(bud, spends):
-                continue
-            name = spec.name  # type: ignore[attr-defined]
-            choices = expand and spec.choices  # type: ignore[attr-defined]
-            if spec.over == "members":  # type: ignore[attr-defined]
-                for mid, _ in br.members:
-                    act = Act(name, me, (b, mid))
-                    if choices:
-                        out.extend(self._outcomes(w, act))
-                    else:
-                        out.append(act)
-            elif choices:
-                out.extend(self._outcomes(w, Act(name, me, (b,))))
-            else:
-                out.append(Act(name, me, (b,)))
+                        pending = links[c * nb + b].to_broker
+                        if pending:
+                            hit = acts.get((pending[0].kind, b, c))
+                            if hit is None:
+                                hit = self._message_act(pending[0].kind, b, c)
+                            if hit[0] is not None:
+                                if expand and hit[1]:
+                                    out.extend(self._outcomes(w, hit[0]))
+                                else:
+                                    out.append(hit[0])
+            elif spends is None or getattr(bud, spends):
+                if choices and expand:
+                    out.extend(self._outcomes(w, act))
+                else:
+                    out.append(act)
         return out
 
     def requests_listed(self, w: World, b: int, br: Broker) -> bool:
         """Whether broker ``b`` takes requests in ``w`` (the guard of its first request step)."""
-        return any(s is _REQUESTS_AT for s in self._broker_listing_of(w, b, br))
+        return any(e[0] is _REQUESTS_AT for e in self._broker_listing_of(w, b, br))
 
     def link_actions(self, w: World, c: int, b: int, out: list[Act] | None = None) -> list[Act]:
         """The environment's steps on the link between consumer ``c`` and broker ``b``."""
         if out is None:
             out = []
         cfg, bud = self.cfg, w.budget
-        ln = w.links[c * cfg.brokers + b]
-        for spec in self._link_specs:
-            if spec.spends is not None and not getattr(bud, spec.spends):
-                continue
-            if spec.when is None or spec.when(cfg, w, c, b, ln):
-                out.append(Act(spec.name, "env", (c, b)))
+        cut = w.links[c * cfg.brokers + b].cut
+        listed = self._link_listing.get((cut, c, b))
+        if listed is None:
+            listed = self._link_listing_of(cut, c, b)
+        for act, spends in listed:
+            if spends is None or getattr(bud, spends):
+                out.append(act)
         return out
+
+    def _link_listing_of(self, cut: bool, c: int, b: int) -> tuple[tuple[Act, str | None], ...]:
+        """The link's steps whose guards hold (a link's guard reads whether it is cut), by (cut, c, b)."""
+        cfg = self.cfg
+        listed = self._link_listing[(cut, c, b)] = tuple(
+            (Act(s.name, "env", (c, b)), s.spends)
+            for s in self._link_specs
+            if s.when is None or s.when(cfg, cut)
+        )
+        return listed
 
     def topic_actions(self, w: World, out: list[Act] | None = None) -> list[Act]:
         """The environment's steps on topics."""
@@ -604,33 +660,64 @@ class GroupModel(Model[World, Act]):
                 out.append(Act(spec.name, "env", (t,)))
         return out
 
-    def _consumer_listing_of(self, cons: Consumer) -> tuple[object, ...]:
-        """The consumer's specs whose listing guards hold (budgets aside), remembered by identity."""
+    # An actor's listing, remembered by the identity of its part (a successor shares most parts with its
+    # parent): (action, the budget it spends, whether it makes choices) for each step whose guard holds,
+    # the actions built once (the search passes back the very action listed; nothing keys on a listing's
+    # actions being new objects), with a marker where the message-driven steps go.
+    def _consumer_listing_of(self, c: int, cons: Consumer) -> tuple[tuple[Any, str | None, bool], ...]:
         memo = self._consumer_listing
         hit = memo.get(id(cons))
-        if hit is not None and hit[0] is cons:
-            return hit[1]
-        cfg = self.cfg
-        out = tuple(s for s, when in self._consumer_specs if when is None or when(cfg, cons))
+        if hit is not None and hit[0] is cons and hit[1] == c:
+            return hit[2]
+        by_value = self._consumer_listing_by_value
+        out = by_value.get((cons, c))  # the same consumer met again in a new object (most misses)
+        if out is None:
+            cfg, me = self.cfg, consumer_name(c)
+            out = tuple(
+                (_RESPONSES_AT, None, False)
+                if s is _RESPONSES_AT
+                else (Act(s.name, me, (c,)), s.spends, s.choices)  # type: ignore[attr-defined]
+                for s, when in self._consumer_specs
+                if when is None or when(cfg, cons)
+            )
+            if len(by_value) >= 1 << 16:
+                by_value.clear()
+            by_value[(cons, c)] = out
         if len(memo) >= 1 << 16:
             memo.clear()
-        memo[id(cons)] = (cons, out)
+        memo[id(cons)] = (cons, c, out)
         return out
 
-    def _broker_listing_of(self, w: World, b: int, br: Broker) -> tuple[object, ...]:
-        """The broker's specs whose listing guards hold (budgets aside), by the broker's identity and the
-        leader."""
+    def _broker_listing_of(self, w: World, b: int, br: Broker) -> tuple[tuple[Any, str | None, bool], ...]:
+        """By the broker's identity, its index and the leader (what a broker's guard may read)."""
         memo = self._broker_listing
         key = (id(br), b, w.leader)
         hit = memo.get(key)
         if hit is not None and hit[0] is br:
             return hit[1]
-        cfg = self.cfg
-        out = tuple(s for s, when in self._broker_specs if when is None or when(cfg, w, b, br))
+        by_value = self._broker_listing_by_value
+        listed = by_value.get((br, b, w.leader))
+        if listed is None:
+            cfg, me = self.cfg, broker_name(b)
+            out: list[tuple[Any, str | None, bool]] = []
+            for s, when in self._broker_specs:
+                if when is not None and not when(cfg, w, b, br):
+                    continue
+                if s is _REQUESTS_AT:
+                    out.append((_REQUESTS_AT, None, False))
+                elif s.over == "members":  # type: ignore[attr-defined]
+                    name, spends, choices = s.name, s.spends, s.choices  # type: ignore[attr-defined]
+                    out += [(Act(name, me, (b, mid)), spends, choices) for mid, _ in br.members]
+                else:
+                    out.append((Act(s.name, me, (b,)), s.spends, s.choices))  # type: ignore[attr-defined]
+            listed = tuple(out)
+            if len(by_value) >= 1 << 16:
+                by_value.clear()
+            by_value[(br, b, w.leader)] = listed
         if len(memo) >= 1 << 16:
             memo.clear()
-        memo[key] = (br, out)
-        return out
+        memo[key] = (br, listed)
+        return listed
 
     def _outcomes(self, w: World, act: Act) -> Iterator[Act]:
         """``act`` once per combination of the choices its step makes (nothing if it is not enabled)."""
@@ -683,11 +770,9 @@ class GroupModel(Model[World, Act]):
     def _run(self, w: World, name: str, actor: str, args: tuple[int, ...], plan: Plan) -> World | None:
         """The successor of ``w`` by action ``name`` of ``actor`` with ``args``, choices from ``plan``:
         the table's handler, once the message it handles is at the head of its queue."""
-        d = self._dispatch.get(name)
+        d = (self._broker_dispatch if actor[0] == "B" else self._dispatch).get(name)
         if d is None:
             return None
-        if name in self._shared_names and actor[0] == "B":
-            d = self._broker_dispatch[name]
         handler, takes_plan, message, to_broker = d
         cfg = self.cfg
         if message is not None:
