@@ -277,14 +277,20 @@ def registered() -> tuple[str, ...]:
     return tuple(_REGISTRY)
 
 
+_BUILT_IN_LOADED: list[bool] = []  # set once every built-in table module has been imported
+
+
 def _load_builtins() -> None:
-    if "seed" not in _REGISTRY:
+    """Import every built-in protocol's table (each registers its protocols). Whether one of them is
+    registered says nothing of the others: a module may import one table directly."""
+    if not _BUILT_IN_LOADED:
         import importlib
 
         from groupcheck.model.protocols import BUILT_IN
 
-        for module in BUILT_IN:  # each registers its protocols
+        for module in BUILT_IN:
             importlib.import_module(module)
+        _BUILT_IN_LOADED.append(True)
 
 
 def source_digest(obj: object) -> str:

@@ -3,9 +3,10 @@ the generic engine.
 
 :class:`GroupModel` meets :mod:`checker.contract`: ``init_states``, ``actions``, ``next_state`` and
 ``properties``, all read from the table of the protocol the configuration names (a built-in one, or a
-user's variant loaded by ``--model``): listing, dispatch, fairness and the actions' shapes. Actions are :class:`Act` values named after protocol events (``JoinGroup``,
-``HandleJoinGroup``, ``JoinGroupResponse``, ``CompleteJoin``, ``SessionExpired``, ``CoordinatorCrash``,
-``GcPause`` ...); ``next_state`` returns ``None`` for one that is not enabled, so each enabling rule is
+user's variant loaded by ``--model``): listing, dispatch, fairness and the actions' shapes. Actions
+are :class:`Act` values named after protocol events (``JoinGroup``, ``HandleJoinGroup``,
+``JoinGroupResponse``, ``CompleteJoin``, ``SessionExpired``, ``CoordinatorCrash``, ``GcPause``
+...); ``next_state`` returns ``None`` for one that is not enabled, so each enabling rule is
 written once, in the handler that performs the step. A step with several outcomes (the rank of a new member
 id, the order of a split generation write) is offered once per outcome, the choices being trailing
 arguments of its action (:mod:`groupcheck.model.shared.choice`).

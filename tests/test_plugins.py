@@ -327,3 +327,18 @@ def test_every_built_in_table_declares_known_parts_and_one_spender_per_budget() 
         for spec in protocol.actions:
             assert spec.reads <= set(PARTS) and spec.writes <= set(PARTS) and spec.writes, spec.name
             assert spec.text, spec.name
+
+
+def test_every_built_in_protocol_is_found_whichever_table_was_imported_first() -> None:
+    """A module that imports one table (conformance imports the seed's) must not hide the others from
+    the registry (every eager scenario failed with KeyError: 'eager' after such an import)."""
+    import subprocess
+    import sys
+
+    code = (
+        "import groupcheck.model.protocols.seed.table\n"
+        "from groupcheck.model.actions import lookup, registered\n"
+        "assert {'seed', 'eager', 'cooperative', 'static'} <= set(registered()), registered()\n"
+        "lookup('eager')\n"
+    )
+    subprocess.run([sys.executable, "-c", code], check=True)
