@@ -145,6 +145,9 @@ class Protocol:
     # liveness came in: it decides which fair cycle is printed); None: table order
     fairness_order: tuple[str, ...] | None = None
     origin: dict[str, str] = field(default_factory=dict)  # a variant's module, object and source digest
+    # what the protocol calls each rebalance phase a coordinator records (``Broker.phase``; 0 = none under
+    # way): (name, short name for the viewer's band)
+    phases: dict[int, tuple[str, str]] = field(default_factory=lambda: {0: ("no rebalance", "")})
 
     def __post_init__(self) -> None:
         if not self.name or not all(ch.isalnum() or ch in "-_" for ch in self.name):
@@ -232,7 +235,7 @@ class Protocol:
                     raise ProtocolError(f"variant {name!r}: no {spec.actor} action {after!r} to add after")
                 at = idx[0] + 1
             actions.insert(at, spec)
-        return Protocol(name, summary, tuple(actions), self.base, self.fairness_order)
+        return Protocol(name, summary, tuple(actions), self.base, self.fairness_order, phases=self.phases)
 
 
 def _actor_kind(actor: str) -> str:

@@ -591,6 +591,18 @@ FAIRNESS_ORDER = (
 )
 
 
+# the seed-000 design's names for the five rebalance phases its coordinator records (Broker.phase):
+# (name, short name for a band)
+PHASES: dict[int, tuple[str, str]] = {
+    0: ("no rebalance", ""),
+    1: ("trigger noticed", "trigger"),
+    2: ("heartbeats answered IllegalGeneration", "IllegalGeneration"),
+    3: ("collecting JoinGroups", "JoinGroups"),
+    4: ("new generation written", "gen. written"),
+    5: ("sending JoinGroup responses", "JoinGroup resp."),
+}
+
+
 def _table() -> tuple[ActionSpec, ...]:
     consumer = _consumer_steps()
     broker = _requests(coord_.handle) + _broker_steps()
@@ -603,5 +615,6 @@ SEED = register(
         "the seed-000 design: JoinGroup answered with the assignment, five phases",
         _table(),
         fairness_order=FAIRNESS_ORDER,
+        phases=PHASES,
     )
 )
