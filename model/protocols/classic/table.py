@@ -26,7 +26,7 @@ from groupcheck.model.protocols.seed.table import (
 from groupcheck.model.shared.state import NONE, PREPARE, REBALANCING, SYNCING
 
 
-def _sync_timer(cfg: Any, w: Any, b: int, br: Any) -> bool:
+def _sync_timer(cfg: Any, b: int, br: Any, leader: int | None) -> bool:
     """The SyncGroup timeout needs a stalled poll loop (listing it nowhere else keeps it off every other
     scenario's hot path)."""
     return br.up and not br.paused and br.role not in (NONE, PREPARE) and cfg.budget.poll_stalls > 0
