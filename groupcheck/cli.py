@@ -1176,6 +1176,7 @@ def build_parser() -> argparse.ArgumentParser:
         help="list scenario files: protocol, faults, expected verdict, story (fitted to the terminal)",
     )
     p.add_argument("paths", nargs="+", metavar="PATH")
+    _model_option(p)
     p.set_defaults(func=cmd_list)
     p = sub.add_parser("sweep", help="check a grid of scenarios (a sweep file) as Spark tasks")
     p.add_argument("sweep", metavar="SWEEP.toml")

@@ -5,7 +5,8 @@ scenario file alone never makes groupcheck import anything (it may name a varian
 is refused unless ``--model`` loaded it). ``MODULE`` is a dotted module name importable from the current
 folder or ``sys.path``, or the path of a ``.py`` file; ``NAME`` is a :class:`~groupcheck.model.actions.
 Protocol` in it, or a function of no arguments that returns one. The variant is registered under its own
-name; a trace it produces records its module, object and the SHA-256 of the module's source, and
+name; a trace it produces records its module, object and the SHA-256 of the module's source (that
+file's only: a helper module it imports is not covered, so keep a variant in one file), and
 ``replay`` / ``render`` / ``show`` rebuild it from the same ``--model`` or refuse in one line
 (docs/EXTENDING.md).
 """
@@ -48,7 +49,7 @@ def load_variant(ref: str) -> Protocol:
     except (OSError, ProtocolError) as exc:
         raise VariantError(f"--model {ref}: cannot read its source: {exc}") from exc
     origin = {"module": module_ref, "object": name, "sha256": digest}
-    protocol = Protocol(obj.name, obj.summary, obj.actions, obj.base, obj.fairness_order, origin)
+    protocol = Protocol(obj.name, obj.summary, obj.actions, obj.base, obj.fairness_order, origin, obj.phases)
     if obj.name in registered():
         existing = lookup(obj.name)
         if existing.origin.get("sha256") != digest:
@@ -73,9 +74,14 @@ def _import(module_ref: str, ref: str) -> Any:
             sys.modules[mod_name] = module
             spec.loader.exec_module(module)
             return module
-        if "" not in sys.path and "." not in sys.path:
-            sys.path.insert(0, "")  # the current folder, as `python -m` would
-        return importlib.import_module(module_ref)
+        added = "" not in sys.path and "." not in sys.path
+        if added:
+            sys.path.insert(0, "")  # the current folder, as `python -m` would, for this import only
+        try:
+            return importlib.import_module(module_ref)
+        finally:
+            if added:
+                sys.path.remove("")
     except VariantError:
         raise
     except Exception as exc:  # the user's code: say what it raised, in one line

@@ -26,7 +26,7 @@ from groupcheck.model.protocols.seed.table import (
 from groupcheck.model.shared.state import NONE, PREPARE, REBALANCING, SYNCING
 
 
-def _sync_timer(cfg: Any, w: Any, b: int, br: Any) -> bool:
+def _sync_timer(cfg: Any, b: int, br: Any, leader: int | None) -> bool:
     """The SyncGroup timeout needs a stalled poll loop (listing it nowhere else keeps it off every other
     scenario's hot path)."""
     return br.up and not br.paused and br.role not in (NONE, PREPARE) and cfg.budget.poll_stalls > 0
@@ -70,6 +70,17 @@ SYNC_TIMEOUT = ActionSpec(
 )
 
 
+# Kafka's classic coordinator's rebalance phases, as its group states name them (seed 004)
+PHASES: dict[int, tuple[str, str]] = {
+    0: ("no rebalance", ""),
+    1: ("trigger noticed", "trigger"),
+    2: ("PreparingRebalance: heartbeats answered REBALANCE_IN_PROGRESS", "REBALANCE_IN_PROGRESS"),
+    3: ("JoinGroups collected and answered (CompletingRebalance), SyncGroups held", "Join/Sync"),
+    4: ("the leader's assignment stored and written with the generation", "assignment written"),
+    5: ("SyncGroup responses sent: Stable", "SyncGroup resp."),
+}
+
+
 def _table() -> tuple[ActionSpec, ...]:
     out: list[ActionSpec] = []
     for s in SEED.actions:
@@ -96,7 +107,11 @@ def _table() -> tuple[ActionSpec, ...]:
 _TABLE = _table()
 EAGER = register(
     Protocol(
-        "eager", "Kafka's JoinGroup + SyncGroup with eager rebalancing", _TABLE, fairness_order=FAIRNESS_ORDER
+        "eager",
+        "Kafka's JoinGroup + SyncGroup with eager rebalancing",
+        _TABLE,
+        fairness_order=FAIRNESS_ORDER,
+        phases=PHASES,
     )
 )
 COOPERATIVE = register(
@@ -105,6 +120,7 @@ COOPERATIVE = register(
         "Kafka's JoinGroup + SyncGroup with incremental cooperative rebalancing (KIP-429)",
         _TABLE,
         fairness_order=FAIRNESS_ORDER,
+        phases=PHASES,
     )
 )
 STATIC = register(
@@ -113,5 +129,6 @@ STATIC = register(
         "Kafka's JoinGroup + SyncGroup with static membership (KIP-345)",
         _TABLE,
         fairness_order=FAIRNESS_ORDER,
+        phases=PHASES,
     )
 )

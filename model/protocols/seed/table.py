@@ -60,26 +60,26 @@ def _to_commit(cfg: Any, c: Any) -> bool:
     return c.status in (MEMBER, STOPPED) and not c.paused and c.dirty and c.member_id is not None
 
 
-def _serving(cfg: Any, w: Any, b: int, br: Any) -> bool:
+def _serving(cfg: Any, b: int, br: Any, leader: int | None) -> bool:
     return br.up and not br.paused
 
 
-def coordinating_guard(cfg: Any, w: Any, b: int, br: Any) -> bool:
+def coordinating_guard(cfg: Any, b: int, br: Any, leader: int | None) -> bool:
     return br.up and not br.paused and br.role != NONE
 
 
 def role_guard(*roles: str) -> Any:
-    def guard(cfg: Any, w: Any, b: int, br: Any) -> bool:
+    def guard(cfg: Any, b: int, br: Any, leader: int | None) -> bool:
         return br.up and not br.paused and br.role in roles
 
     return guard
 
 
-def _to_write(cfg: Any, w: Any, b: int, br: Any) -> bool:
+def _to_write(cfg: Any, b: int, br: Any, leader: int | None) -> bool:
     return br.up and not br.paused and br.role in SERVING and bool(br.unwritten)
 
 
-def _rebalance_timer(cfg: Any, w: Any, b: int, br: Any) -> bool:
+def _rebalance_timer(cfg: Any, b: int, br: Any, leader: int | None) -> bool:
     """The rebalance timeout needs a stalled poll loop, except with wait_for_rejoin off (listing it
     nowhere else keeps it off every other scenario's hot path)."""
     if not (br.up and not br.paused and br.role == PREPARE):
@@ -433,7 +433,7 @@ def _broker_steps() -> list[ActionSpec]:
             faults.broker_resume,
             "fault",
             "a paused broker resumes",
-            when=lambda cfg, w, b, br: br.paused,
+            when=lambda cfg, b, br, leader: br.paused,
             reads=parts("broker"),
             writes=parts("broker"),
         ),
@@ -459,7 +459,7 @@ def _broker_steps() -> list[ActionSpec]:
             "the coordinator crashes",
             fair="fault",
             spends="coordinator_failovers",
-            when=lambda cfg, w, b, br: w.leader == b,
+            when=lambda cfg, b, br, leader: leader == b,
             reads=parts("broker leader budget"),
             writes=leadership,
         ),
@@ -470,7 +470,7 @@ def _broker_steps() -> list[ActionSpec]:
             family.elect_coordinator,
             "fault",
             "becomes the offsets partition's leader, and so the coordinator",
-            when=lambda cfg, w, b, br: w.leader is None,
+            when=lambda cfg, b, br, leader: leader is None,
             reads=parts("broker leader log sizes"),
             writes=leadership,
         ),
@@ -482,7 +482,7 @@ def _broker_steps() -> list[ActionSpec]:
             "fault",
             "a crashed broker starts again",
             fair="fault",
-            when=lambda cfg, w, b, br: not br.up,
+            when=lambda cfg, b, br, leader: not br.up,
             reads=parts("broker"),
             writes=parts("broker"),
         ),
@@ -495,7 +495,7 @@ def _broker_steps() -> list[ActionSpec]:
             "leadership of the offsets partition returns to the first broker",
             fair="fault",
             spends="failbacks",
-            when=lambda cfg, w, b, br: b == 0,
+            when=lambda cfg, b, br, leader: b == 0,
             reads=parts("broker brokers leader log sizes budget"),
             writes=leadership,
         ),
@@ -508,7 +508,7 @@ def _broker_steps() -> list[ActionSpec]:
             "leadership of the offsets partition moves to this broker",
             fair="fault",
             spends="leader_moves",
-            when=lambda cfg, w, b, br: w.leader is not None and w.leader != b and br.up and not br.paused,
+            when=lambda cfg, b, br, leader: leader is not None and leader != b and br.up and not br.paused,
             reads=parts("broker brokers leader log sizes budget"),
             writes=leadership,
         ),
@@ -519,7 +519,7 @@ def _broker_steps() -> list[ActionSpec]:
             coord_.unload_group,
             "internal",
             "no longer leads the offsets partition: stops coordinating the group",
-            when=lambda cfg, w, b, br: br.role != NONE and w.leader != b,
+            when=lambda cfg, b, br, leader: br.role != NONE and leader != b,
             reads=COORDINATOR_READS,
             writes=COORDINATOR_WRITES,
         ),
@@ -591,6 +591,18 @@ FAIRNESS_ORDER = (
 )
 
 
+# the seed-000 design's names for the five rebalance phases its coordinator records (Broker.phase):
+# (name, short name for a band)
+PHASES: dict[int, tuple[str, str]] = {
+    0: ("no rebalance", ""),
+    1: ("trigger noticed", "trigger"),
+    2: ("heartbeats answered IllegalGeneration", "IllegalGeneration"),
+    3: ("collecting JoinGroups", "JoinGroups"),
+    4: ("new generation written", "gen. written"),
+    5: ("sending JoinGroup responses", "JoinGroup resp."),
+}
+
+
 def _table() -> tuple[ActionSpec, ...]:
     consumer = _consumer_steps()
     broker = _requests(coord_.handle) + _broker_steps()
@@ -603,5 +615,6 @@ SEED = register(
         "the seed-000 design: JoinGroup answered with the assignment, five phases",
         _table(),
         fairness_order=FAIRNESS_ORDER,
+        phases=PHASES,
     )
 )
