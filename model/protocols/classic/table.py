@@ -13,7 +13,7 @@ from typing import Any
 
 from groupcheck.model.actions import ActionSpec, Protocol, register
 from groupcheck.model.protocols.classic import coordinator as classic
-from groupcheck.model.protocols.seed import client
+from groupcheck.model.protocols.seed import client, timing
 from groupcheck.model.protocols.seed.table import (
     COORDINATOR_READS,
     COORDINATOR_WRITES,
@@ -63,6 +63,7 @@ SYNC_TIMEOUT = ActionSpec(
     classic.sync_timeout,
     "internal",
     "a member that never sent SyncGroup is removed",
+    timing=(timing.SYNC,),
     fair="member",
     when=_sync_timer,
     reads=COORDINATOR_READS,
@@ -81,7 +82,8 @@ def _table() -> tuple[ActionSpec, ...]:
         elif s.name == "RespondJoinGroup":
             s = RESPOND_SYNC_GROUP
         elif s.name == "SessionExpired":
-            s = replace(s, handler=classic.session_expired)
+            # and its timing: loading the group restarts every session timer (Kafka's onLoaded)
+            s = replace(s, handler=classic.session_expired, timing=(timing.CLASSIC_SESSION,))
         elif s.name == "RebalanceTimeout":
             # a static member's rebalance timeout completes the join itself, choosing as CompleteJoin does
             s = replace(s, handler=classic.rebalance_timeout, plan=True, choices=True)
