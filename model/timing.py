@@ -353,12 +353,7 @@ class TimingReport:
 
     def summary(self) -> str:
         """One line: the verdict and what binds it."""
-        if self.feasible:
-            assert self.times is not None
-            end = self.times[-1] if self.times else 0
-            needs = f"; {'; '.join(self.needs)}" if self.needs else ""
-            return f"feasible with these settings (the last step at {seconds(end)}){needs}"
-        return "infeasible with these settings" + (f": {self.condition}" if self.condition else "")
+        return summary_of(self.entry())
 
     def entry(self) -> dict[str, Any]:
         """The trace document's ``timing`` entry (docs/TRACE_FORMAT.md)."""
@@ -379,6 +374,19 @@ class TimingReport:
         if self.notes:
             out["notes"] = list(self.notes)
         return out
+
+
+def summary_of(entry: Mapping[str, Any]) -> str:
+    """A trace document's ``timing`` entry in one line: the verdict and what binds it."""
+    if entry.get("verdict") == "feasible":
+        times = entry.get("times_ms") or [0]
+        needs = entry.get("needs") or ()
+        more = f"; {'; '.join(needs)}" if needs else ""
+        return f"feasible with these settings (the last step at {seconds(times[-1])}){more}"
+    cond = entry.get("condition")
+    binding = entry.get("binding") or ()
+    said = f": {cond}" if cond else (f": {binding[0]}" if binding else "")
+    return "infeasible with these settings" + said
 
 
 def seconds(ms: int) -> str:
@@ -694,3 +702,13 @@ def trace_timing(scenario: Any, cex: Any) -> TimingReport:
 
     view = TraceView(cfg, worlds, [None, *acts])
     return analyse(view, rules_of, scenario.timing, loop=cex.loop)
+
+
+def timed_document(doc: dict[str, Any], timing: TimingReport | None) -> dict[str, Any]:
+    """The trace document with its ``timing`` entry (docs/TRACE_FORMAT.md), placed before ``violation``."""
+    if timing is None:
+        return doc
+    out = {k: v for k, v in doc.items() if k != "violation"}
+    out["timing"] = timing.entry()
+    out["violation"] = doc["violation"]
+    return out
