@@ -346,6 +346,7 @@ class TimingReport:
     constraints: int  # how many rule constraints (besides the order of steps)
     untimed: tuple[int, ...]  # steps no rule constrains (only ordered)
     notes: tuple[str, ...] = ()
+    rules: tuple[str, ...] = ()  # the rules that gave constraints, by name
 
     @property
     def feasible(self) -> bool:
@@ -361,6 +362,7 @@ class TimingReport:
             "verdict": self.verdict,
             "settings": dict(self.settings),
             "constraints": self.constraints,
+            "rules": list(self.rules),
             "untimed_steps": list(self.untimed),
         }
         if self.times is not None:
@@ -417,6 +419,7 @@ def analyse(
     n = view.n
     used = sorted({k for c in cons for k in _keys(c)})
     touched = {i for c in cons for i in c.steps()}
+    rules = tuple(sorted({c.rule for c in cons}))
     untimed = tuple(i for i in range(1, n + 1) if i not in touched)
     notes: list[str] = []
     if loop is not None:
@@ -439,7 +442,7 @@ def analyse(
     if condition and "session_timeout_ms" in condition:
         notes.append(REGION_ASSUMES)
     return TimingReport(
-        "infeasible", dict(settings), None, binding, condition, (), len(cons), untimed, tuple(notes)
+        "infeasible", dict(settings), None, binding, condition, (), len(cons), untimed, tuple(notes), rules
     )
 
 
@@ -457,27 +460,28 @@ def _keys(c: Constraint) -> tuple[str, ...]:
 def _encode(c: Constraint, t: Sequence[Any], s: Mapping[str, Any], real: bool = False) -> Any:
     import z3
 
-    const = z3.RealVal(c.bound.const) if real else z3.IntVal(c.bound.const)
+    ctx = t[0].ctx
+    const = z3.RealVal(c.bound.const, ctx) if real else z3.IntVal(c.bound.const, ctx)
     bound = z3.Sum([coef * s[k] for k, coef in c.bound.terms] + [const])
     diff = t[c.later] - t[c.earlier]
     atom = diff >= bound if c.op == ">=" else diff <= bound
     return atom if c.when is None else z3.Implies(_encode(c.when, t, s, real), atom)
 
 
-def _base(n: int, real: bool = False) -> tuple[Any, list[Any]]:
+def _base(n: int, ctx: Any, real: bool = False) -> tuple[Any, list[Any]]:
     import z3
 
     mk = z3.Real if real else z3.Int
-    t = [z3.RealVal(0) if real else z3.IntVal(0)] + [mk(f"t{i}") for i in range(1, n + 1)]
+    t = [z3.RealVal(0, ctx) if real else z3.IntVal(0, ctx)] + [mk(f"t{i}", ctx) for i in range(1, n + 1)]
     order = [t[i - 1] <= t[i] for i in range(1, n + 1)]
     return t, order
 
 
-def _settings_vars(real: bool = False) -> dict[str, Any]:
+def _settings_vars(ctx: Any, real: bool = False) -> dict[str, Any]:
     import z3
 
     mk = z3.Real if real else z3.Int
-    return {k: mk(k) for k in SETTING_KEYS}
+    return {k: mk(k, ctx) for k in SETTING_KEYS}
 
 
 def _solve(
@@ -487,9 +491,10 @@ def _solve(
     least step times), or an unsat core (the rule constraints in it, in step order)."""
     import z3
 
-    t, order = _base(n)
-    s = _settings_vars()
-    solver = z3.Solver()
+    ctx = z3.Context()  # a fresh context: the answer does not depend on what the process solved before
+    t, order = _base(n, ctx)
+    s = _settings_vars(ctx)
+    solver = z3.Solver(ctx=ctx)
     solver.set("core.minimize", True)
     solver.add(*order)
     for k, v in settings.items():
@@ -498,12 +503,12 @@ def _solve(
     for i, c in enumerate(cons):
         name = f"c{i}"
         tracks[name] = c
-        solver.assert_and_track(_encode(c, t, s), z3.Bool(name))
+        solver.assert_and_track(_encode(c, t, s), z3.Bool(name, ctx))
     if solver.check() == z3.unsat:
         names = {str(b) for b in solver.unsat_core()}
         core = [c for i, c in enumerate(cons) if f"c{i}" in names]
         return False, None, core
-    opt = z3.Optimize()
+    opt = z3.Optimize(ctx=ctx)
     opt.set(priority="lex")
     opt.add(*order)
     for k, v in settings.items():
@@ -524,9 +529,10 @@ def _least(n: int, cons: Sequence[Constraint], settings: Mapping[str, int], key:
     given); None when unbounded below (never: bounds are at least 0)."""
     import z3
 
-    t, order = _base(n)
-    s = _settings_vars()
-    opt = z3.Optimize()
+    ctx = z3.Context()
+    t, order = _base(n, ctx)
+    s = _settings_vars(ctx)
+    opt = z3.Optimize(ctx=ctx)
     opt.add(*order)
     for k, v in settings.items():
         if k != key:
@@ -546,8 +552,9 @@ def _region(n: int, core: Sequence[Constraint], settings: Mapping[str, int]) -> 
     the reals), as inequalities over the settings the core names; None when it says nothing readable."""
     import z3
 
-    t, _ = _base(n, real=True)
-    s = _settings_vars(real=True)
+    ctx = z3.Context()
+    t, _ = _base(n, ctx, real=True)
+    s = _settings_vars(ctx, real=True)
     steps = sorted({i for c in core for i in c.steps()} | {0})
     order = [t[a] <= t[b] for a, b in pairwise(steps)]
     body = z3.And(*order, *(_encode(c, t, s, True) for c in core))
@@ -555,10 +562,10 @@ def _region(n: int, core: Sequence[Constraint], settings: Mapping[str, int]) -> 
     assumed = _assumptions(s, keys)
     times = [t[i] for i in steps if i != 0]
     formula = z3.Exists(times, body) if times else body
-    goal = z3.Goal()
+    goal = z3.Goal(ctx=ctx)
     goal.add(formula, *assumed)
     try:
-        result = z3.Then("qe", "simplify", "ctx-solver-simplify")(goal)
+        result = z3.Then("qe", "simplify", "ctx-solver-simplify", ctx=ctx)(goal)
     except z3.Z3Exception:  # pragma: no cover - qe gives up
         return None
     clauses: list[str] = []
@@ -595,7 +602,7 @@ def _formula_text(f: Any, s: Mapping[str, Any], assumptions: Sequence[Any]) -> s
     ``lhs >= rhs`` with positive coefficients on both sides; None for a formula the assumptions make true."""
     import z3
 
-    solver = z3.Solver()
+    solver = z3.Solver(ctx=f.ctx)
     solver.add(*assumptions)
     solver.add(z3.Not(f))
     if solver.check() == z3.unsat:
@@ -606,10 +613,16 @@ def _formula_text(f: Any, s: Mapping[str, Any], assumptions: Sequence[Any]) -> s
     if z3.is_or(f):
         possible = []
         for g in f.children():  # the disjuncts the assumptions leave possible
-            check = z3.Solver()
+            check = z3.Solver(ctx=f.ctx)
             check.add(*assumptions, g)
             if check.check() != z3.unsat:
                 possible.append(g)
+        weakest = []  # a disjunct that implies another says nothing more
+        for i, g in enumerate(possible):
+            others = [h for k, h in enumerate(possible) if k != i and (k > i or h not in weakest)]
+            if not any(_implies(assumptions, g, h) for h in others):
+                weakest.append(g)
+        possible = weakest
         parts = [p for g in possible if (p := _formula_text(g, s, assumptions))]
         if len(possible) == 1:
             return parts[0] if parts else None
@@ -627,6 +640,14 @@ def _formula_text(f: Any, s: Mapping[str, Any], assumptions: Sequence[Any]) -> s
     return str(f)
 
 
+def _implies(assumptions: Sequence[Any], a: Any, b: Any) -> bool:
+    import z3
+
+    solver = z3.Solver(ctx=a.ctx)
+    solver.add(*assumptions, a, z3.Not(b))
+    return bool(solver.check() == z3.unsat)
+
+
 def _atom_text(expr: Any, op: str, s: Mapping[str, Any]) -> str:
     """``expr op 0`` as ``positive terms op positive terms``, environment bounds on the left."""
     import z3
@@ -634,7 +655,7 @@ def _atom_text(expr: Any, op: str, s: Mapping[str, Any]) -> str:
     coefs: dict[str, Fraction] = {}
     const = Fraction(0)
     # expr is linear: read its coefficients by evaluation at unit points
-    zero = {k: z3.RealVal(0) for k in s}
+    zero = {k: z3.RealVal(0, expr.ctx) for k in s}
 
     def at(values: Mapping[str, Any]) -> Fraction:
         v = z3.simplify(z3.substitute(expr, *[(s[k], values[k]) for k in s]))
@@ -646,7 +667,7 @@ def _atom_text(expr: Any, op: str, s: Mapping[str, Any]) -> str:
         if not _mentions(expr, s[k]):
             continue
         one = dict(zero)
-        one[k] = z3.RealVal(1)
+        one[k] = z3.RealVal(1, expr.ctx)
         c = at(one) - const
         if c:
             coefs[k] = c

@@ -61,6 +61,9 @@ def test_counterexample_replays(path: Path) -> None:
     r = replay_trace(trace)
     assert r.reproduced and r.property == o.scenario.expect_property
     assert main(["replay", str(trace)]) == 0
+    # and its timing with Kafka's defaults (issue 28), the same on replay (compared as a recorded field)
+    assert o.timing is not None and o.timing.verdict in ("feasible", "infeasible")
+    assert json.loads(trace.read_text())["timing"] == o.timing.entry()
 
 
 def test_tampered_trace_does_not_replay(tmp_path: Path) -> None:

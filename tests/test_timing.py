@@ -1,0 +1,189 @@
+"""Timing of a counterexample (issue 28): z3 on difference constraints between step times, on tiny traces
+whose timed answer is known by hand, and on the Kafka model's own traces through check and replay."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any, NamedTuple
+
+import pytest
+from groupcheck.model.scenario import ScenarioError, scenario_from_data
+from groupcheck.model.timing import (
+    DEFAULTS,
+    Constraint,
+    Lin,
+    Rule,
+    TraceView,
+    analyse,
+    parse_settings,
+    summary_of,
+)
+
+from groupcheck import check_scenario, replay_trace
+from groupcheck.cli import main
+
+# S - (H + 2 * net): the longest a member can have been silent when its session expires
+GAP = (
+    DEFAULTS["session_timeout_ms"] - DEFAULTS["heartbeat_interval_ms"] - 2 * DEFAULTS["network_delay_max_ms"]
+)
+REGION = (
+    "feasible only if gc_pause_max_ms >= session_timeout_ms - heartbeat_interval_ms - 2*network_delay_max_ms"
+)
+
+
+class A(NamedTuple):
+    name: str
+    actor: str = "C1"
+    args: tuple[int, ...] = ()
+
+
+def _view(*names: str) -> TraceView:
+    return TraceView(None, [None] * (len(names) + 1), [None, *(A(n) for n in names)])
+
+
+def _const(*cons: Constraint) -> Rule:
+    return Rule("test", "a fixed constraint", lambda view, j: cons)
+
+
+HEARD = Lin.of("heartbeat_interval_ms", network_delay_max_ms=2)
+EXPIRE = Constraint(2, 1, ">=", Lin.of("session_timeout_ms") - HEARD, "expires after the silence", "session")
+PAUSE = Constraint(3, 1, "<=", Lin.of("gc_pause_max_ms"), "the pause ends", "gc-pause")
+
+
+def _rules(table: dict[str, tuple[Rule, ...]]) -> Any:
+    return lambda act: table.get(act.name, ())
+
+
+# -- the engine on hand-made traces -------------------------------------------------------------------------
+def test_expiry_during_a_pause_needs_a_pause_longer_than_the_silence() -> None:
+    """GcPause at 1, SessionExpired at 2, GcResume at 3: the member was heard from until the pause, so its
+    session expires at least S - H - 2*net (40 s) into the pause, which lasts at most the GC bound."""
+    view = _view("GcPause", "SessionExpired", "GcResume")
+    rules = _rules({"GcPause": (_const(PAUSE),), "SessionExpired": (_const(EXPIRE),)})
+    r = analyse(view, rules, DEFAULTS)
+    assert r.verdict == "infeasible"
+    assert r.condition == REGION
+    assert len(r.binding) == 2 and "expires after the silence" in r.binding[1]
+    assert r.untimed == ()
+    long = analyse(view, rules, {**DEFAULTS, "gc_pause_max_ms": 60_000})
+    assert long.feasible and long.times == (0, GAP, GAP)  # each step as early as it can be
+    assert long.needs == ("needs longest GC pause >= 40 s (allowed: 60 s)",)
+    assert analyse(view, rules, {**DEFAULTS, "gc_pause_max_ms": GAP}).feasible  # the bound itself is enough
+    assert not analyse(view, rules, {**DEFAULTS, "gc_pause_max_ms": GAP - 1}).feasible
+
+
+def test_a_short_heard_run_gives_no_bound() -> None:
+    """The member was heard from only between steps 1 and 2 before it paused at 2: if that was shorter than
+    a heartbeat round no heartbeat need have arrived, and the expiry may come at once."""
+    since = Constraint(2, 1, ">=", HEARD, "heard from since step 1", "session")
+    guarded = Constraint(3, 2, ">=", Lin.of("session_timeout_ms") - HEARD, "expires", "session", when=since)
+    view = _view("JoinGroupResponse", "GcPause", "SessionExpired")
+    r = analyse(view, _rules({"SessionExpired": (_const(guarded),)}), DEFAULTS)
+    assert r.feasible and r.times == (0, 0, 0)
+    assert "if t2 - t1 >= heartbeat_interval_ms + 2*network_delay_max_ms then" in guarded.inequality()
+
+
+def test_unconstrained_steps_are_said() -> None:
+    view = _view("Fetch", "GcPause", "Fetch")
+    r = analyse(
+        view,
+        _rules({"GcPause": (_const(Constraint(3, 2, "<=", Lin.of("gc_pause_max_ms"), "p", "g")),)}),
+        DEFAULTS,
+    )
+    assert r.feasible and r.untimed == (1,)
+    assert r.entry()["untimed_steps"] == [1]
+
+
+def test_the_witness_is_pinned() -> None:
+    view = _view("a", "b", "c", "d")
+    late = Constraint(4, 2, ">=", Lin.of("heartbeat_interval_ms"), "late", "t")
+    early = Constraint(3, 1, "<=", Lin.of(const=5), "early", "t")
+    rules = _rules({"d": (_const(late),), "c": (_const(early),)})
+    first = analyse(view, rules, DEFAULTS)
+    assert first.times == (0, 0, 0, 3000)
+    assert all(analyse(view, rules, DEFAULTS).times == first.times for _ in range(3))
+    assert summary_of(first.entry()) == "feasible with these settings (the last step at 3 s)"
+
+
+# -- settings ------------------------------------------------------------------------------------------------
+def test_settings_defaults_and_refusals() -> None:
+    assert parse_settings({}) == DEFAULTS
+    assert DEFAULTS["session_timeout_ms"] == 45_000 and DEFAULTS["heartbeat_interval_ms"] == 3_000
+    assert DEFAULTS["max_poll_interval_ms"] == 300_000 and DEFAULTS["request_timeout_ms"] == 30_000
+    base = {"name": "x", "timing": {"heartbeat_interval_ms": 45_000}}
+    with pytest.raises(ScenarioError, match=r"^x.toml: timing.heartbeat_interval_ms: must be below"):
+        scenario_from_data(base, "x.toml")
+    with pytest.raises(ScenarioError, match=r"timing.session_timeout: unknown key; did you mean"):
+        scenario_from_data({"name": "x", "timing": {"session_timeout": 1}}, "x.toml")
+    with pytest.raises(ScenarioError, match=r"timing.session_timeout_ms: must lie within"):
+        scenario_from_data({"name": "x", "timing": {"session_timeout_ms": 5_000}}, "x.toml")
+
+
+def test_cli_refuses_a_bad_timing_table(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    bad = tmp_path / "bad.toml"
+    bad.write_text('name = "bad"\n[timing]\ngc_pause_max_ms = -1\n')
+    assert main(["check", str(bad)]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and "bad.toml" in err[0] and "timing.gc_pause_max_ms" in err[0]
+
+
+# -- the Kafka model ----------------------------------------------------------------------------------------
+ZOMBIE = {
+    "name": "gc-zombie",
+    "protocol": "eager",
+    "group": {"consumers": 2, "brokers": 1, "topics": {"t0": 2}},
+    "faults": {"gc_pauses": 1},
+    "check": {"properties": ["exclusive-fetch"]},
+}
+
+
+@pytest.fixture(scope="module")
+def zombie(tmp_path_factory: pytest.TempPathFactory) -> Any:
+    out = tmp_path_factory.mktemp("timing")
+    return check_scenario(scenario_from_data(ZOMBIE, "zombie.toml"), out), out
+
+
+def test_a_gc_zombie_is_impossible_with_the_defaults(zombie: Any) -> None:
+    """C1 pauses, B1 expires it and gives its partition away, C1 resumes and fetches: the expiry comes
+    at least 40 s into a pause the defaults bound at 10 s."""
+    o, _ = zombie
+    assert o.result.property == "exclusive-fetch"
+    t = o.timing
+    assert t is not None and t.verdict == "infeasible"
+    assert t.condition == REGION
+    assert any("expires C1's session" in b for b in t.binding) and any("GC pause" in b for b in t.binding)
+
+
+def test_a_gc_zombie_is_possible_with_a_long_pause() -> None:
+    data = {**ZOMBIE, "timing": {"gc_pause_max_ms": 60_000}}
+    o = check_scenario(scenario_from_data(data, "zombie.toml"))
+    t = o.timing
+    assert t is not None and t.feasible and t.times is not None
+    steps = [st.action.name for st in o.result.counterexample.steps]
+    expired = steps.index("SessionExpired")
+    assert t.times[expired] - t.times[steps.index("GcPause")] == GAP
+    assert t.needs == ("needs longest GC pause >= 40 s (allowed: 60 s)",)
+
+
+def test_a_short_session_makes_it_possible() -> None:
+    data = {**ZOMBIE, "timing": {"session_timeout_ms": 10_000}}
+    t = check_scenario(scenario_from_data(data, "zombie.toml")).timing
+    assert t is not None and t.feasible
+    assert t.needs == ("needs longest GC pause >= 5 s (allowed: 10 s)",)
+
+
+def test_the_trace_file_carries_it_and_replays(zombie: Any, tmp_path: Path) -> None:
+    o, _ = zombie
+    path = o.trace_dir / "trace.json"
+    doc = json.loads(path.read_text())
+    assert doc["timing"]["verdict"] == "infeasible" and doc["timing"]["condition"] == REGION
+    assert replay_trace(path).reproduced
+    old = dict(doc)
+    del old["timing"]  # a file written before issue 28
+    (tmp_path / "old.json").write_text(json.dumps(old))
+    assert replay_trace(tmp_path / "old.json").reproduced
+    doc["timing"]["verdict"] = "feasible"
+    (tmp_path / "tampered.json").write_text(json.dumps(doc))
+    r = replay_trace(tmp_path / "tampered.json")
+    assert not r.reproduced and "timing.verdict" in (r.mismatch or "")
