@@ -35,6 +35,9 @@ from fractions import Fraction
 from itertools import pairwise
 from typing import Any
 
+from groupcheck.traces.graph import seconds
+from groupcheck.traces.graph import timing_summary as summary_of
+
 # -- the settings -------------------------------------------------------------------------------------------
 
 
@@ -378,25 +381,6 @@ class TimingReport:
         return out
 
 
-def summary_of(entry: Mapping[str, Any]) -> str:
-    """A trace document's ``timing`` entry in one line: the verdict and what binds it."""
-    if entry.get("verdict") == "feasible":
-        times = entry.get("times_ms") or [0]
-        needs = entry.get("needs") or ()
-        more = f"; {'; '.join(needs)}" if needs else ""
-        return f"feasible with these settings (the last step at {seconds(times[-1])}){more}"
-    cond = entry.get("condition")
-    binding = entry.get("binding") or ()
-    said = f": {cond}" if cond else (f": {binding[0]}" if binding else "")
-    return "infeasible with these settings" + said
-
-
-def seconds(ms: int) -> str:
-    """``46.2 s`` for 46200 ms (up to the millisecond, no trailing zeros)."""
-    s = f"{ms / 1000:.3f}".rstrip("0").rstrip(".")
-    return f"{s} s"
-
-
 def collect(view: TraceView, rules_of: Callable[[Any], Sequence[Rule]]) -> list[Constraint]:
     """Every constraint the steps' rules give, in step order."""
     out: list[Constraint] = []
@@ -435,7 +419,7 @@ def analyse(
             if k in used and (least := _least(n, cons, settings, k)) is not None and least > 0
         )
         return TimingReport(
-            "feasible", dict(settings), times, (), None, needs, len(cons), untimed, tuple(notes)
+            "feasible", dict(settings), times, (), None, needs, len(cons), untimed, tuple(notes), rules
         )
     binding = tuple(f"{c.text} [{c.inequality()}]" for c in core)
     condition = _region(n, core, settings)
