@@ -234,6 +234,12 @@ class Constraint:
     text: str
     rule: str
     when: Constraint | None = None
+    alt: Lin | None = None  # ">=" only: the bound is min(bound, alt) (either suffices)
+
+    def bound_text(self) -> str:
+        if self.alt is None:
+            return self.bound.text()
+        return f"min({self.bound.text()}, {self.alt.text()})"
 
     def steps(self) -> tuple[int, ...]:
         own = (self.later, self.earlier)
@@ -242,7 +248,7 @@ class Constraint:
     def inequality(self) -> str:
         a = "t0" if self.later == 0 else f"t{self.later}"
         b = "t0" if self.earlier == 0 else f"t{self.earlier}"
-        core = f"{a} - {b} {self.op} {self.bound.text()}"
+        core = f"{a} - {b} {self.op} {self.bound_text()}"
         return core if self.when is None else f"if {self.when.inequality()} then {core}"
 
 
@@ -435,7 +441,7 @@ def _kafka(key: str) -> str:
 
 
 def _keys(c: Constraint) -> tuple[str, ...]:
-    return c.bound.keys() + (_keys(c.when) if c.when else ())
+    return c.bound.keys() + (c.alt.keys() if c.alt else ()) + (_keys(c.when) if c.when else ())
 
 
 # -- z3 ----------------------------------------------------------------------------------------------------
@@ -445,10 +451,15 @@ def _encode(c: Constraint, t: Sequence[Any], s: Mapping[str, Any], real: bool = 
     import z3
 
     ctx = t[0].ctx
-    const = z3.RealVal(c.bound.const, ctx) if real else z3.IntVal(c.bound.const, ctx)
-    bound = z3.Sum([coef * s[k] for k, coef in c.bound.terms] + [const])
+
+    def value(lin: Lin) -> Any:
+        const = z3.RealVal(lin.const, ctx) if real else z3.IntVal(lin.const, ctx)
+        return z3.Sum([coef * s[k] for k, coef in lin.terms] + [const])
+
     diff = t[c.later] - t[c.earlier]
-    atom = diff >= bound if c.op == ">=" else diff <= bound
+    atom = diff >= value(c.bound) if c.op == ">=" else diff <= value(c.bound)
+    if c.alt is not None:
+        atom = z3.Or(atom, diff >= value(c.alt))
     return atom if c.when is None else z3.Implies(_encode(c.when, t, s, real), atom)
 
 
@@ -601,12 +612,12 @@ def _formula_text(f: Any, s: Mapping[str, Any], assumptions: Sequence[Any]) -> s
             check.add(*assumptions, g)
             if check.check() != z3.unsat:
                 possible.append(g)
-        weakest = []  # a disjunct that implies another says nothing more
+        kept: list[int] = []  # a disjunct that implies another (kept, or later) says nothing more
         for i, g in enumerate(possible):
-            others = [h for k, h in enumerate(possible) if k != i and (k > i or h not in weakest)]
+            others = [h for k, h in enumerate(possible) if k > i or k in kept]
             if not any(_implies(assumptions, g, h) for h in others):
-                weakest.append(g)
-        possible = weakest
+                kept.append(i)
+        possible = [possible[i] for i in kept]
         parts = [p for g in possible if (p := _formula_text(g, s, assumptions))]
         if len(possible) == 1:
             return parts[0] if parts else None

@@ -187,3 +187,24 @@ def test_the_trace_file_carries_it_and_replays(zombie: Any, tmp_path: Path) -> N
     (tmp_path / "tampered.json").write_text(json.dumps(doc))
     r = replay_trace(tmp_path / "tampered.json")
     assert not r.reproduced and "timing.verdict" in (r.mismatch or "")
+
+
+def test_a_consumer_does_not_give_up_on_a_short_broker_pause() -> None:
+    """KAFKA-2596's pre-fix trace: B1 pauses, both consumers give up on it and rediscover it, B1 resumes and
+    expires them. A Java consumer gives up on a silent coordinator only after its request or session
+    timeout, so a 10 s pause is too short; a 30 s one is long enough."""
+    path = (
+        Path(__file__).resolve().parent.parent
+        / "specs/history/kafka-2596-commit-to-unknown-group-unfenced-pre-fix.toml"
+    )
+    from groupcheck.model.scenario import load_scenario
+
+    sc = load_scenario(path)
+    t = check_scenario(sc).timing
+    assert t is not None and t.verdict == "infeasible"
+    assert (
+        t.condition is not None
+        and "gc_pause_max_ms >= request_timeout_ms - 2*network_delay_max_ms" in t.condition
+    )
+    long = scenario_from_data({**sc.data, "timing": {"gc_pause_max_ms": 30_000}}, str(path))
+    assert check_scenario(long).timing.feasible

@@ -84,6 +84,9 @@ def _table() -> tuple[ActionSpec, ...]:
         elif s.name == "SessionExpired":
             # and its timing: loading the group restarts every session timer (Kafka's onLoaded)
             s = replace(s, handler=classic.session_expired, timing=(timing.CLASSIC_SESSION,))
+        elif s.name == "CoordinatorTimeout":
+            # Kafka's consumer: a silent coordinator is given up on only after a request or session timeout
+            s = replace(s, timing=(timing.GIVE_UP,))
         elif s.name == "RebalanceTimeout":
             # a static member's rebalance timeout completes the join itself, choosing as CompleteJoin does
             s = replace(s, handler=classic.rebalance_timeout, plan=True, choices=True)

@@ -17,6 +17,7 @@ from dataclasses import replace
 from typing import Any
 
 from groupcheck.model.protocols.seed.coordinator import expiry_cause
+from groupcheck.model.shared.network import link
 from groupcheck.model.shared.state import CATCHUP, MEMBER, PREPARE, SERVING
 from groupcheck.model.timing import Constraint, Lin, Rule, TraceView, bounded, run_start
 
@@ -269,4 +270,61 @@ SYNC = Rule(
     "a member that has not sent SyncGroup is removed the rebalance timeout after the join completed "
     "(KAFKA-12890's pending-sync timer); measured from the rebalance's start, which is no later",
     _sync,
+)
+
+
+# -- the consumer giving up on a silent coordinator ---------------------------------------------------------
+def _give_up(view: TraceView, j: int) -> Iterable[Constraint]:
+    """CoordinatorTimeout of a consumer whose coordinator went silent (paused, or the link cut, the broker
+    up: no connection reset, so nothing tells the consumer at once)."""
+    act = view.acts[j]
+    c = act.args[0]
+    cons = view.worlds[j - 1].consumers[c]
+    b = cons.awaiting_broker if cons.awaiting_broker is not None else cons.coordinator
+    if b is None:
+        return ()
+    cfg = view.cfg
+
+    def silent(w: Any) -> bool:
+        br = w.brokers[b]
+        return br.up and (br.paused or link(cfg, w, c, b).cut)
+
+    if not silent(view.worlds[j - 1]):
+        return ()
+    a = run_start(view, j - 1, silent)
+    if a == 0:
+        return ()
+    before = view.worlds[a - 1]
+    was = before.consumers[c]
+    # a JoinGroup or SyncGroup held by the coordinator may have been in flight for long before the silence
+    # (its timeout counts from its send), and a consumer that was not talking to it had no heartbeats
+    if (
+        was.awaiting in ("join", "sync")
+        or was.coordinator != b
+        or any(x[0] == c for x in before.brokers[b].syncs)
+    ):
+        return ()
+    rt = Lin.of("request_timeout_ms", network_delay_max_ms=-2)
+    st = Lin.of("session_timeout_ms") - HEARD_GAP
+    return (
+        Constraint(
+            j,
+            a,
+            ">=",
+            rt,
+            f"{act.actor} gives up on {_b(b)} at step {j}, which went silent at step {a}: no earlier than "
+            "its oldest request times out (request_timeout_ms after a send at most a round trip before the "
+            "silence) or its heartbeat thread finds no answer for session_timeout_ms",
+            "request-timeout",
+            alt=st,
+        ),
+    )
+
+
+GIVE_UP = Rule(
+    "request-timeout",
+    "a consumer whose coordinator is silent (paused, or cut off without a connection reset) marks it unknown "
+    "no earlier than min(request.timeout.ms after its oldest request in flight, session.timeout.ms after "
+    "its last heartbeat answer); classic consumer (NetworkClient, the heartbeat thread)",
+    _give_up,
 )
