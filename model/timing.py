@@ -12,10 +12,11 @@ constraint ("if C2 had been heard from for a heartbeat interval, then ...").
 
 :func:`analyse` hands them to z3 and returns a :class:`TimingReport`:
 
-* **feasible**: a witness, a time for every step. The witness is pinned: the lexicographically smallest
-  vector of step times (each step as early as the steps before it allow), so the same trace gives the same
-  times. For each environment bound the constraints use (longest GC pause, network delay, coordinator
-  load), the least value that still makes the trace feasible ("needs a GC pause of at least 40 s").
+* **feasible**: a witness, a time for every step. The witness is pinned: z3's model (in a fresh context)
+  chooses the branch of each guarded constraint, and the witness is the least solution of the difference
+  constraints that leaves (each step as early as it can be), so the same trace gives the same times. For
+  each environment bound the constraints use (longest GC pause, network delay, coordinator load), the
+  least value that still makes the trace feasible ("needs longest GC pause >= 40 s").
 * **infeasible** with these settings: the constraints of an unsat core said in words, and the region of
   settings in which those constraints can hold, found by eliminating the step times (z3's ``qe`` over
   the reals): "feasible only if gc_pause_max_ms >= session_timeout_ms - heartbeat_interval_ms - 2 *
@@ -482,8 +483,8 @@ def _settings_vars(ctx: Any, real: bool = False) -> dict[str, Any]:
 def _solve(
     n: int, cons: Sequence[Constraint], settings: Mapping[str, int]
 ) -> tuple[bool, tuple[int, ...] | None, list[Constraint]]:
-    """Whether the constraints hold together with these settings; the pinned witness (the lexicographically
-    least step times), or an unsat core (the rule constraints in it, in step order)."""
+    """Whether the constraints hold together with these settings; the pinned witness (:func:`_earliest`),
+    or an unsat core (the rule constraints in it, in step order)."""
     import z3
 
     ctx = z3.Context()  # a fresh context: the answer does not depend on what the process solved before
@@ -503,20 +504,63 @@ def _solve(
         names = {str(b) for b in solver.unsat_core()}
         core = [c for i, c in enumerate(cons) if f"c{i}" in names]
         return False, None, core
-    opt = z3.Optimize(ctx=ctx)
-    opt.set(priority="lex")
-    opt.add(*order)
-    for k, v in settings.items():
-        opt.add(s[k] == v)
-    for c in cons:
-        opt.add(_encode(c, t, s))
-    for i in range(1, n + 1):
-        opt.minimize(t[i])
-    if opt.check() != z3.sat:  # pragma: no cover - the solver said sat above
-        raise RuntimeError("z3: the optimiser disagrees with the solver")
-    m = opt.model()
-    times = tuple(m.eval(t[i], model_completion=True).as_long() for i in range(1, n + 1))
+    m = solver.model()
+    found = [0] + [m.eval(t[i], model_completion=True).as_long() for i in range(1, n + 1)]
+    times = _earliest(n, cons, settings, found)
     return True, times, []
+
+
+def _holds(c: Constraint, times: Sequence[int], settings: Mapping[str, int]) -> bool:
+    diff = times[c.later] - times[c.earlier]
+    ok = diff >= c.bound.value(settings) if c.op == ">=" else diff <= c.bound.value(settings)
+    if c.alt is not None:
+        ok = ok or diff >= c.alt.value(settings)
+    if c.when is not None and not _holds(c.when, times, settings):
+        return True
+    return ok
+
+
+def _earliest(
+    n: int, cons: Sequence[Constraint], settings: Mapping[str, int], found: Sequence[int]
+) -> tuple[int, ...]:
+    """The pinned witness: z3's model ``found`` decides each guarded or two-bound constraint's branch (the
+    one it satisfies: the guard's negation, or the first bound that holds), which leaves difference
+    constraints only; their least solution (every step as early as it can be, by longest paths from the
+    start: Bellman-Ford) is the witness. The same trace gives the same branches (a fresh z3 context) and so
+    the same times."""
+    edges: list[tuple[int, int, int]] = [(i - 1, i, 0) for i in range(1, n + 1)]  # t[b] >= t[a] + w
+
+    def add(later: int, earlier: int, op: str, w: int) -> None:
+        if op == ">=":
+            edges.append((earlier, later, w))
+        else:  # t[later] - t[earlier] <= w: t[earlier] >= t[later] - w
+            edges.append((later, earlier, -w))
+
+    for c in cons:
+        if c.when is not None and not _holds(c.when, found, settings):
+            w = c.when
+            if w.op == ">=":
+                add(w.later, w.earlier, "<=", w.bound.value(settings) - 1)
+            else:
+                add(w.later, w.earlier, ">=", w.bound.value(settings) + 1)
+            continue
+        diff = found[c.later] - found[c.earlier]
+        bound = c.bound
+        if c.alt is not None and not diff >= c.bound.value(settings):
+            bound = c.alt
+        add(c.later, c.earlier, c.op, bound.value(settings))
+    times = [0] * (n + 1)
+    for _ in range(n + 1):
+        changed = False
+        for a, b, w in edges:
+            if times[a] + w > times[b]:
+                times[b] = times[a] + w
+                changed = True
+        if not changed:
+            break
+    if times[0] != 0 or not all(_holds(c, times, settings) for c in cons):  # pragma: no cover
+        raise RuntimeError("timing: the earliest schedule does not satisfy the constraints")
+    return tuple(times[1:])
 
 
 def _least(n: int, cons: Sequence[Constraint], settings: Mapping[str, int], key: str) -> int | None:
