@@ -42,7 +42,7 @@ def main(argv: list[str]) -> int:
     root = Path(argv[1] if len(argv) > 1 else "specs")
     files = sorted(root.rglob("*.toml")) if root.is_dir() else [root]
     counts = {"feasible": 0, "infeasible": 0}
-    print("| scenario | property | steps | feasible with defaults? | binding constraint |")
+    print("| scenario | property | steps | feasible with its settings? | binding constraint |")
     print("|---|---|---:|---|---|")
     start = time.perf_counter()
     for f in files:
