@@ -208,3 +208,24 @@ def test_a_consumer_does_not_give_up_on_a_short_broker_pause() -> None:
     )
     long = scenario_from_data({**sc.data, "timing": {"gc_pause_max_ms": 30_000}}, str(path))
     assert check_scenario(long).timing.feasible
+
+
+def test_the_first_join_of_an_empty_group_waits_for_the_initial_delay() -> None:
+    """KIP-134: C1 finds the coordinator, joins the Empty group (step 3 starts the rebalance), and the join
+    completes no earlier than group.initial.rebalance.delay.ms later."""
+    from groupcheck.checker import Counterexample, Step
+    from groupcheck.model.group import GroupModel
+    from groupcheck.model.timing import trace_timing
+
+    data = {"name": "s", "protocol": "eager", "group": {"consumers": 1, "brokers": 1, "topics": {"t0": 1}}}
+    sc = scenario_from_data({**data, "group": {**data["group"], "start": "empty"}}, "s.toml")
+    model = GroupModel(sc.config)
+    (w,) = model.init_states()
+    init, steps = w, []
+    for name in ("FindCoordinator", "JoinGroup", "HandleJoinGroup", "BeginRebalance", "CompleteJoin"):
+        act = next(a for a in model.actions(w) if a.name == name)
+        w = model.next_state(w, act)
+        steps.append(Step(act, w))
+    t = trace_timing(sc, Counterexample("deadlock", init, tuple(steps), None))
+    assert t.feasible and t.rules == ("initial-rebalance-delay",)
+    assert t.times == (0, 0, 0, 0, 3000)

@@ -52,6 +52,17 @@ def _stats(stats: dict[str, Any]) -> str:
     return ", ".join(f"{str(k).replace('_', ' ')} {v}" for k, v in stats.items()) or "(none)"
 
 
+def step_ranges(steps: list[int]) -> str:
+    """``[1, 2, 3, 5]`` as ``1-3, 5``."""
+    out: list[str] = []
+    for i in steps:
+        if out and out[-1][1] == i - 1:
+            out[-1] = (out[-1][0], i)
+        else:
+            out.append((i, i))
+    return ", ".join(str(a) if a == b else f"{a}-{b}" for a, b in out)
+
+
 def narrate(doc_or_graph: dict[str, Any] | nx.MultiDiGraph) -> str:
     """The narration of a trace document (or of its graph) as text ending in a newline."""
     g = as_graph(doc_or_graph)
@@ -69,6 +80,11 @@ def narrate(doc_or_graph: dict[str, Any] | nx.MultiDiGraph) -> str:
     if isinstance(timing, dict):
         lines.append(f"timing:   {timing_summary(timing)}")
         lines += [f"  because: {b}" for b in timing.get("binding") or ()]
+        untimed = timing.get("untimed_steps") or []
+        if untimed:
+            lines.append(
+                f"  untimed: steps {step_ranges(untimed)} (no rule constrains them: only their order)"
+            )
     lines.append("")
     states = {d["index"]: d for _, d in states_in_order(g)}
     steps = steps_in_order(g)

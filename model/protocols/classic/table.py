@@ -78,7 +78,7 @@ def _table() -> tuple[ActionSpec, ...]:
             s = replace(s, handler=classic.handle)
         elif s.name == "CompleteJoin":
             # it answers every JoinGroup at once and writes later (with the leader's assignment)
-            s = replace(s, handler=classic.complete_join, kind="internal")
+            s = replace(s, handler=classic.complete_join, kind="internal", timing=(timing.INITIAL_DELAY,))
         elif s.name == "RespondJoinGroup":
             s = RESPOND_SYNC_GROUP
         elif s.name == "SessionExpired":

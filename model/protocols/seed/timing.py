@@ -18,7 +18,7 @@ from typing import Any
 
 from groupcheck.model.protocols.seed.coordinator import expiry_cause
 from groupcheck.model.shared.network import link
-from groupcheck.model.shared.state import CATCHUP, MEMBER, PREPARE, SERVING
+from groupcheck.model.shared.state import CATCHUP, MEMBER, PREPARE, SERVING, STEADY
 from groupcheck.model.timing import Constraint, Lin, Rule, TraceView, bounded, run_start
 
 
@@ -327,4 +327,39 @@ GIVE_UP = Rule(
     "no earlier than min(request.timeout.ms after its oldest request in flight, session.timeout.ms after "
     "its last heartbeat answer); classic consumer (NetworkClient, the heartbeat thread)",
     _give_up,
+)
+
+
+# -- the initial rebalance delay (KIP-134) ------------------------------------------------------------------
+def _initial_delay(view: TraceView, j: int) -> Iterable[Constraint]:
+    b = view.acts[j].args[0]
+    holds = _rebalancing(b)
+    if not holds(view.worlds[j - 1]):
+        return ()
+    a = run_start(view, j - 1, holds)
+    if a == 0:
+        return ()
+    br = view.worlds[a - 1].brokers[b]
+    if br.members or br.role != STEADY:  # not an Empty group when the rebalance began
+        return ()
+    return (
+        Constraint(
+            j,
+            a,
+            ">=",
+            Lin.of("group_initial_rebalance_delay_ms"),
+            f"{_b(b)} completes the first join of an Empty group at step {j}, no earlier than "
+            "group_initial_rebalance_delay_ms (or the rebalance timeout, if shorter) after it began "
+            f"(step {a})",
+            "initial-rebalance-delay",
+            alt=Lin.of("max_poll_interval_ms"),
+        ),
+    )
+
+
+INITIAL_DELAY = Rule(
+    "initial-rebalance-delay",
+    "a rebalance of an Empty group completes no earlier than group.initial.rebalance.delay.ms after it began "
+    "(KIP-134's InitialDelayedJoin never completes early)",
+    _initial_delay,
 )
