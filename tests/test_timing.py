@@ -229,3 +229,18 @@ def test_the_first_join_of_an_empty_group_waits_for_the_initial_delay() -> None:
     t = trace_timing(sc, Counterexample("deadlock", init, tuple(steps), None))
     assert t.feasible and t.rules == ("initial-rebalance-delay",)
     assert t.times == (0, 0, 0, 0, 3000)
+
+
+def test_json_and_junit_carry_it(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    spec = tmp_path / "zombie.toml"
+    spec.write_text(
+        'name = "gc-zombie"\nprotocol = "eager"\n[group]\nconsumers = 2\nbrokers = 1\ntopics = { t0 = 2 }\n'
+        '[faults]\ngc_pauses = 1\n[check]\nproperties = ["exclusive-fetch"]\n'
+    )
+    summary, junit = tmp_path / "s.json", tmp_path / "j.xml"
+    assert main(["check", str(spec), "--json", str(summary), "--junit", str(junit)]) == 0
+    out = capsys.readouterr().out
+    assert f"    timing: infeasible with these settings: {REGION}" in out
+    (row,) = json.loads(summary.read_text())
+    assert row["timing"]["verdict"] == "infeasible" and row["timing"]["condition"] == REGION
+    assert "timing: infeasible with these settings" in junit.read_text()
