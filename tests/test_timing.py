@@ -244,3 +244,13 @@ def test_json_and_junit_carry_it(tmp_path: Path, capsys: pytest.CaptureFixture[s
     (row,) = json.loads(summary.read_text())
     assert row["timing"]["verdict"] == "infeasible" and row["timing"]["condition"] == REGION
     assert "timing: infeasible with these settings" in junit.read_text()
+
+
+def test_an_old_file_is_shown_with_its_timing(zombie: Any, tmp_path: Path) -> None:
+    from groupcheck.verify import verified_document
+
+    o, _ = zombie
+    doc = json.loads((o.trace_dir / "trace.json").read_text())
+    del doc["timing"]
+    (tmp_path / "old.json").write_text(json.dumps(doc))
+    assert verified_document(tmp_path / "old.json")["timing"]["verdict"] == "infeasible"
