@@ -262,10 +262,21 @@ class TraceView:
     cfg: Any
     worlds: Sequence[Any]
     acts: Sequence[Any]
+    model: Any = None  # the model (a rule may ask which actions are enabled in a world), if given
+    _enabled: dict[int, frozenset[Any]] = field(default_factory=dict, compare=False)
 
     @property
     def n(self) -> int:
         return len(self.worlds) - 1
+
+    def enabled(self, i: int) -> frozenset[Any]:
+        """The actions enabled in ``worlds[i]`` (listed, and the handler takes them), remembered."""
+        if i not in self._enabled:
+            w = self.worlds[i]
+            self._enabled[i] = frozenset(
+                a for a in self.model.actions(w) if self.model.next_state(w, a) is not None
+            )
+        return self._enabled[i]
 
 
 RuleFn = Callable[[TraceView, int], Iterable[Constraint]]
@@ -719,8 +730,13 @@ def _atom_text(expr: Any, op: str, s: Mapping[str, Any]) -> str:
     if scale < 0:
         op = {"<=": ">=", "<": ">", ">=": "<=", ">": "<"}[op]
     rhs = [(-c / scale, k) for k, c in sorted(coefs.items()) if k != lead]
-    rhs.sort(key=lambda x: (x[0] < 0, x[1]))
-    return f"{lead} {op} {_lin_text(rhs, -const / scale)}"
+    rconst = -const / scale
+    import math
+
+    whole = math.lcm(*(Fraction(c).denominator for c in (*(c for c, _ in rhs), rconst)))  # no fractions
+    rhs = sorted(((c * whole, k) for c, k in rhs), key=lambda x: (x[0] < 0, x[1]))
+    left = lead if whole == 1 else f"{whole}*{lead}"
+    return f"{left} {op} {_lin_text(rhs, rconst * whole)}"
 
 
 def _mentions(expr: Any, var: Any) -> bool:
@@ -760,7 +776,9 @@ def trace_timing(scenario: Any, cex: Any) -> TimingReport:
         spec = protocol.spec(act.name, act.actor)
         return () if spec is None else spec.timing
 
-    view = TraceView(cfg, worlds, [None, *acts])
+    from groupcheck.model.group import GroupModel
+
+    view = TraceView(cfg, worlds, [None, *acts], GroupModel(cfg))
     return analyse(view, rules_of, scenario.timing, loop=cex.loop)
 
 

@@ -44,6 +44,7 @@ SYNC_GROUP = ActionSpec(
     request="SyncGroup",
     reads=_own | _net | parts("sizes"),
     writes=_net,
+    timing=(timing.DELIVERY,),
 )
 RESPOND_SYNC_GROUP = ActionSpec(
     "RespondSyncGroup",

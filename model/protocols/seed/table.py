@@ -139,6 +139,7 @@ def _consumer_steps() -> list[ActionSpec]:
             request="JoinGroup",
             reads=own | net,
             writes=net,
+            timing=(timing.DELIVERY,),
         ),
         ActionSpec(
             "Heartbeat",
@@ -151,6 +152,7 @@ def _consumer_steps() -> list[ActionSpec]:
             request="Heartbeat",
             reads=own | net,
             writes=net,
+            timing=(timing.DELIVERY,),
         ),
         ActionSpec(
             "OffsetCommit",
@@ -163,6 +165,7 @@ def _consumer_steps() -> list[ActionSpec]:
             request="OffsetCommit",
             reads=own | net,
             writes=net,
+            timing=(timing.DELIVERY,),
         ),
         ActionSpec(
             "Fetch",

@@ -363,3 +363,63 @@ INITIAL_DELAY = Rule(
     "(KIP-134's InitialDelayedJoin never completes early)",
     _initial_delay,
 )
+
+
+# -- a request's handling: within the network bound -------------------------------------------------------
+def _delivered(view: TraceView, j: int) -> Iterable[Constraint]:
+    """A consumer's request (step ``j`` sends it) is handled within network_delay_max_ms of the moment the
+    coordinator could handle it (the model's Handle step is enabled: the broker runs, the link is up, the
+    request is at the head of the queue); each run of worlds in which it could is bounded."""
+    act = view.acts[j]
+    if view.model is None:
+        return ()
+    c = act.args[0]
+    cons = view.worlds[j].consumers[c]
+    b, spec = cons.awaiting_broker, view.model.protocol.spec(act.name, act.actor)
+    if b is None or spec is None or spec.request is None:
+        return ()
+    cfg = view.cfg
+    handle = f"Handle{spec.request}"
+    sent = len(link(cfg, view.worlds[j], c, b).to_broker)
+    if sent == 0:
+        return ()
+    # the steps while it waits: until the first step that takes a message off the head of that queue
+    end = next(
+        (i for i in range(j + 1, view.n + 1) if len(link(cfg, view.worlds[i], c, b).to_broker) < sent),
+        view.n + 1,
+    )
+
+    def could(i: int) -> bool:
+        return any(a.name == handle and a.args[:2] == (b, c) for a in view.enabled(i))
+
+    out: list[Constraint] = []
+    i = j
+    while i < end:
+        if not could(i):
+            i += 1
+            continue
+        r = i
+        while i < end and could(i):
+            i += 1
+        stop = i if i <= view.n else view.n  # the step that handled, dropped or blocked it, or the last
+        if stop > r:
+            out.append(
+                Constraint(
+                    stop,
+                    r,
+                    "<=",
+                    Lin.of("network_delay_max_ms"),
+                    f"{_b(b)} could handle {act.actor}'s {spec.request} (sent at step {j}) from step {r}: it "
+                    f"is handled, or stops waiting, within network_delay_max_ms (by step {stop})",
+                    "network-delay",
+                )
+            )
+    return out
+
+
+DELIVERY = Rule(
+    "network-delay",
+    "a request at the head of an uncut link to a running broker that can take it is taken within "
+    "network_delay_max_ms (an environment bound: network and request queue together)",
+    _delivered,
+)
