@@ -96,6 +96,7 @@ from groupcheck.model.shared.symmetry import (
     member_ids_in,
     rename_member_ids,
 )
+from groupcheck.model.timing import timed_document, trace_timing
 from groupcheck.traces import write_bundle
 from groupcheck.traces.files import write_atomically
 
@@ -1987,7 +1988,7 @@ def write_counterexample(
     st = outcome.tally
     stats = Stats(st.distinct, st.generated, len(shrunk), outcome.seconds)
     result = Result(Verdict.VIOLATED, stats, cex, max_depth=len(shrunk), coverage=st.coverage())
-    write_bundle(trace_document(pinned, result), where)
+    write_bundle(timed_document(trace_document(pinned, result), trace_timing(pinned, cex)), where)
     text = toml_text(table)
     if tomllib.loads(text) != table:  # pragma: no cover - toml_text writes what it is given
         raise SimulationError(f"{pin_path}: the scenario table does not survive TOML")

@@ -109,6 +109,10 @@ class ActionSpec:
     choices: bool = False  # the step may choose among outcomes: the choices are trailing arguments
     message: str | None = None  # requests/responses: the message kind at the head of the queue
     request: str | None = None  # a consumer's step that sends this request (the trace draws the arrow)
+    # its timing rules (groupcheck.model.timing.Rule): the difference constraints between step times
+    # its step brings (a session expiry at least session.timeout.ms after the member was last heard
+    # from, a GC pause at most the environment's bound, ...); empty: the step is only ordered
+    timing: tuple[Any, ...] = ()
 
     def __post_init__(self) -> None:
         where = f"action {self.name!r}"

@@ -13,7 +13,7 @@ from typing import Any
 
 from groupcheck.model.actions import ActionSpec, Protocol, register
 from groupcheck.model.protocols.classic import coordinator as classic
-from groupcheck.model.protocols.seed import client
+from groupcheck.model.protocols.seed import client, timing
 from groupcheck.model.protocols.seed.table import (
     COORDINATOR_READS,
     COORDINATOR_WRITES,
@@ -44,6 +44,7 @@ SYNC_GROUP = ActionSpec(
     request="SyncGroup",
     reads=_own | _net | parts("sizes"),
     writes=_net,
+    timing=(timing.DELIVERY,),
 )
 RESPOND_SYNC_GROUP = ActionSpec(
     "RespondSyncGroup",
@@ -63,6 +64,7 @@ SYNC_TIMEOUT = ActionSpec(
     classic.sync_timeout,
     "internal",
     "a member that never sent SyncGroup is removed",
+    timing=(timing.SYNC,),
     fair="member",
     when=_sync_timer,
     reads=COORDINATOR_READS,
@@ -88,11 +90,15 @@ def _table() -> tuple[ActionSpec, ...]:
             s = replace(s, handler=classic.handle)
         elif s.name == "CompleteJoin":
             # it answers every JoinGroup at once and writes later (with the leader's assignment)
-            s = replace(s, handler=classic.complete_join, kind="internal")
+            s = replace(s, handler=classic.complete_join, kind="internal", timing=(timing.INITIAL_DELAY,))
         elif s.name == "RespondJoinGroup":
             s = RESPOND_SYNC_GROUP
         elif s.name == "SessionExpired":
-            s = replace(s, handler=classic.session_expired)
+            # and its timing: loading the group restarts every session timer (Kafka's onLoaded)
+            s = replace(s, handler=classic.session_expired, timing=(timing.CLASSIC_SESSION,))
+        elif s.name == "CoordinatorTimeout":
+            # Kafka's consumer: a silent coordinator is given up on only after a request or session timeout
+            s = replace(s, timing=(timing.GIVE_UP,))
         elif s.name == "RebalanceTimeout":
             # a static member's rebalance timeout completes the join itself, choosing as CompleteJoin does
             s = replace(s, handler=classic.rebalance_timeout, plan=True, choices=True)

@@ -18,6 +18,7 @@ from groupcheck.model.actions import ActionSpec, Protocol, register
 from groupcheck.model.protocols.seed import client as cons_
 from groupcheck.model.protocols.seed import coordinator as coord_
 from groupcheck.model.protocols.seed import faults as family
+from groupcheck.model.protocols.seed import timing
 from groupcheck.model.shared import faults
 from groupcheck.model.shared.state import (
     ABSENT,
@@ -138,6 +139,7 @@ def _consumer_steps() -> list[ActionSpec]:
             request="JoinGroup",
             reads=own | net,
             writes=net,
+            timing=(timing.DELIVERY,),
         ),
         ActionSpec(
             "Heartbeat",
@@ -150,6 +152,7 @@ def _consumer_steps() -> list[ActionSpec]:
             request="Heartbeat",
             reads=own | net,
             writes=net,
+            timing=(timing.DELIVERY,),
         ),
         ActionSpec(
             "OffsetCommit",
@@ -162,6 +165,7 @@ def _consumer_steps() -> list[ActionSpec]:
             request="OffsetCommit",
             reads=own | net,
             writes=net,
+            timing=(timing.DELIVERY,),
         ),
         ActionSpec(
             "Fetch",
@@ -242,6 +246,7 @@ def _consumer_steps() -> list[ActionSpec]:
             fair="fault",
             spends="gc_pauses",
             when=active_guard,
+            timing=(timing.CONSUMER_PAUSE,),
             reads=parts("consumer budget"),
             writes=parts("consumer budget"),
         ),
@@ -252,6 +257,7 @@ def _consumer_steps() -> list[ActionSpec]:
             cons_.poll_timeout,
             "internal",
             "a stalled poll loop exceeds max.poll.interval.ms: the consumer leaves the group",
+            timing=(timing.POLL,),
             when=lambda cfg, c: active_guard(cfg, c) and c.stalled,
             reads=own | net,
             writes=gives_up,
@@ -406,6 +412,7 @@ def _broker_steps() -> list[ActionSpec]:
             h.session_expired,
             "timeout",
             "a member's session times out",
+            timing=(timing.SEED_SESSION,),
             fair="member",
             when=coordinating_guard,
             reads=COORDINATOR_READS,
@@ -418,6 +425,7 @@ def _broker_steps() -> list[ActionSpec]:
             h.rebalance_timeout,
             "internal",
             "the rebalance timeout runs out for a member that has not rejoined",
+            timing=(timing.REBALANCE,),
             fair="member",
             when=_rebalance_timer,
             reads=COORDINATOR_READS,
@@ -447,6 +455,7 @@ def _broker_steps() -> list[ActionSpec]:
             fair="fault",
             spends="gc_pauses",
             when=_serving,
+            timing=(timing.BROKER_PAUSE,),
             reads=parts("broker budget"),
             writes=parts("broker budget"),
         ),
@@ -470,6 +479,7 @@ def _broker_steps() -> list[ActionSpec]:
             family.elect_coordinator,
             "fault",
             "becomes the offsets partition's leader, and so the coordinator",
+            timing=(timing.LOAD,),
             when=lambda cfg, b, br, leader: leader is None,
             reads=parts("broker leader log sizes"),
             writes=leadership,
@@ -493,6 +503,7 @@ def _broker_steps() -> list[ActionSpec]:
             family.failback,
             "fault",
             "leadership of the offsets partition returns to the first broker",
+            timing=(timing.LOAD,),
             fair="fault",
             spends="failbacks",
             when=lambda cfg, b, br, leader: b == 0,
@@ -506,6 +517,7 @@ def _broker_steps() -> list[ActionSpec]:
             family.move_leadership,
             "fault",
             "leadership of the offsets partition moves to this broker",
+            timing=(timing.LOAD,),
             fair="fault",
             spends="leader_moves",
             when=lambda cfg, b, br, leader: leader is not None and leader != b and br.up and not br.paused,
