@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from groupcheck.checker import Result, Stats, Verdict, bfs
+from groupcheck.checker.estimate import Estimate, estimate_size
 from groupcheck.checker.liveness import SYMMETRY_NOTE, check_liveness
 from groupcheck.checker.parallel import parallel_bfs
 from groupcheck.checker.search import StopHook
@@ -40,6 +41,7 @@ class CheckOutcome:
     trace_dir: Path | None
     vacuous: tuple[str, ...] = ()
     notes: tuple[str, ...] = ()  # what the run did differently from what was asked (and why)
+    estimate: Estimate | None = None  # the size foretold before the search (estimate_scenario), if asked
 
     @property
     def verdict(self) -> str:
@@ -102,6 +104,7 @@ class CheckOutcome:
             "collision_probability": st.collision_probability,
             "coverage": {"actions": dict(r.coverage.actions), "probes": list(r.coverage.probes)},
             "trace": None if self.trace_dir is None else str(self.trace_dir / "trace.json"),
+            "estimate": None if self.estimate is None else self.estimate.as_dict(),
         }
 
 
@@ -206,6 +209,24 @@ def unsupported(
     return (
         f"{sc.source}: checks liveness ({names}), which is answered in one process without a run directory: "
         f"not checked with {' and '.join(how)} (check it without them)"
+    )
+
+
+def estimate_scenario(sc: Scenario, *, symmetry: bool = True, walks: int | None = None) -> Estimate:
+    """How many distinct states checking ``sc`` (as checked: :func:`as_checked`) will store, estimated in
+    a few seconds (:mod:`checker.estimate`), without changing anything of the search. Seeded by the
+    scenario's settings: the same scenario gets the same estimate in every run. A liveness check
+    explores exact states, so it is estimated without symmetry."""
+    model = GroupModel(sc.config)
+    seed = int(settings_digest(sc)[:16], 16)
+    extra = {} if walks is None else {"walks": walks}
+    return estimate_size(
+        model,
+        symmetry=symmetry and not is_liveness(sc),
+        properties=sc.properties,
+        max_depth=sc.max_depth,
+        seed=seed,
+        **extra,
     )
 
 
