@@ -25,15 +25,20 @@ Neither "new" nor ``indeg`` is known without the search itself, so a walk approx
 * ``indeg(t)`` counts the walk's state and each shadow that left out one action ``a_j`` alone, when
   ``a_j`` taken last from it leads to ``t`` (the commuting diamonds of independent steps).
 
-Both miss cases (parents that differ by more than one moved action, as a canonical renaming makes
-them; old states the walk never met), and each makes the estimate larger. So the walks start some levels
-before the prefix's last one, knowing only the levels up to there, and the prefix's exact sizes of the
-levels between measure the overestimate a level (a line through the origin in log scale); it is taken
-out of the levels beyond (``Estimate.correction``). How far off the result is on real models is measured,
-not assumed: ``benchmarks/estimate.py`` compares it with the catalogue's exact counts.
+Both miss cases (parents that differ by more than one moved action, as a canonical renaming of member
+ids makes them; old states the walk never met), and each makes the estimate larger. So the walks start
+some levels before the prefix's last one, knowing only the levels up to there, and on the levels between
+the prefix's exact parents measure, for each kind of action (``Model.action_label``), how much the walks
+overweigh a state; beyond the prefix each weight is multiplied by its kind's measure. Measured early,
+that correction overcorrects later levels about as often as the uncorrected walks overestimate
+(``benchmarks/estimate.py`` on the catalogue): the walks carry both weights (resampled by the corrected
+one, the other as an importance weight), and the estimate is the geometric mean of the corrected and the
+uncorrected estimates.
 
-**Spread.** The walks are split among ``REPLICAS`` independent populations; the estimate is their mean
-and the range is their lowest and highest estimate.
+**Spread.** The walks are split among ``REPLICAS`` independent populations; the range reported is from
+the lowest corrected estimate of a population to the highest uncorrected one. How often the truth falls
+in it, and how far the estimate is from the truth, is measured, not assumed: run
+``benchmarks/estimate.py`` (the README gives its latest figures).
 
 **Determinism.** Everything is a function of the model, the bounds and ``seed``: the same estimate in
 every run and process. ``max_seconds`` is only a safety stop (the estimate then says how many walks it
@@ -42,25 +47,25 @@ used, and is no longer reproducible).
 
 from __future__ import annotations
 
-import math
 import random
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from itertools import islice
-from typing import Any
+from typing import Any, NamedTuple
 
 from groupcheck.checker.contract import Model
 from groupcheck.checker.search import _first_violation, _invariants, expand, fingerprint_fn
 from groupcheck.checker.simulate import derive_seed
 
-WALKS = 100
-PREFIX_STATES = 2_000
+WALKS = 60
+PREFIX_STATES = 3_000
 # how many of its latest actions a walk tries to take out of its state to find the state's other parents
 WINDOW = 24
 # levels the walks cross inside the prefix, at least, to measure how much they overestimate
 CALIBRATION = 3
-MAX_SLOPE = 0.5
+# a kind of action met fewer times than this while measuring is corrected by the measure of all kinds
+MIN_MEASURED = 5
 # the walks are split among this many independent populations: the spread is the range of their estimates
 REPLICAS = 5
 
@@ -81,7 +86,7 @@ class Estimate:
     depth: int  # the deepest level a walk reached (a guess at the search's depth)
     seconds: float
     prefix_seconds: float  # how long the prefix took: its states per second foretell the search's
-    correction: float = 0.0  # the walks' overestimate a level, as a log, measured on the prefix, taken out
+    correction: float = 1.0  # the factor a weight was corrected by, over all kinds of action (measured)
 
     @property
     def states_per_second(self) -> float:
@@ -138,6 +143,7 @@ def estimate_size(
     levels_fps: list[list[int]] = [sorted(level)]
     states: dict[int, Any] = dict(level)
     links: dict[int, tuple[int, Any, int]] = {}  # a prefix state's parent (fingerprint, state), action index
+    parents: dict[int, set[int]] = {}  # a prefix state's parents in the level before
     sizes = [len(level)]
     depth = 0
     while level and len(seen) < prefix_states and (max_depth is None or depth < max_depth):
@@ -149,6 +155,9 @@ def estimate_size(
                 if nfp not in seen and nfp not in upcoming:
                     upcoming[nfp] = nxt
                     links[nfp] = (pfp, state, k)
+                    parents[nfp] = {pfp}
+                elif nfp in upcoming:
+                    parents[nfp].add(pfp)
         seen.update(upcoming)
         states.update(upcoming)
         levels_fps.append(sorted(upcoming))
@@ -163,46 +172,77 @@ def estimate_size(
     if not level or (max_depth is not None and depth >= max_depth):
         return Estimate(prefix, prefix, prefix, True, 0, prefix, depth, depth, prefix_seconds, prefix_seconds)
 
-    # the walks start some levels before the prefix's last, knowing only the levels up to there: on the
-    # levels between, the prefix's exact sizes measure how much the walks overestimate a level (their
-    # missed parents and old states), which is then taken out of the levels beyond, level by level
+    # the walks start some levels before the prefix's last, knowing only the levels up to there; on the
+    # levels between, the prefix's exact parents measure, for each kind of action (Model.action_label),
+    # how much the walks overestimate a state's weight (missed parents, old states taken for new), and
+    # beyond the prefix each weight is corrected by its action's measure
     top = depth
     begin = max(0, top - max(CALIBRATION, top // 2))
+    level_of = {fp: d for d, fps in enumerate(levels_fps) for fp in fps}
     known = set().union(*levels_fps[: begin + 1])
     begin_level = {fp: states[fp] for fp in levels_fps[begin]}
     starts = sorted(begin_level)  # in a deterministic order
     per = max(1, walks // REPLICAS)
-    profiles: list[dict[int, float]] = []
-    deepest = top
+    measured: dict[str, list[float]] = {}  # label: [weight by the walks' parents, by the true parents, n]
+
+    def observe(d: int, weight: float, child: _Child) -> None:
+        """A walk's child of level ``d`` (inside the prefix): its weight beside the true one."""
+        truth = len(parents[child.fp]) if level_of.get(child.fp) == d else 0  # 0: an old state
+        m = measured.setdefault(child.label, [0.0, 0.0, 0])
+        m[0] += weight / child.parents
+        m[1] += weight / truth if truth else 0.0
+        m[2] += 1
+
+    populations = []
     for r in range(REPLICAS):
-        if max_seconds is not None and profiles and time.perf_counter() - start > max_seconds:
-            break
         rng = random.Random(derive_seed(seed, "estimate", r))
         particles = []
         for _ in range(per):
             path = _path(model, links, starts[rng.randrange(len(starts))], begin_level)
             particles.append(_Particle.at(model, fp_of, path, len(starts) / per))
+        particles, _ = _advance(
+            model, fp_of, invariants, known, particles, per, begin, top, rng, observe=observe
+        )
+        for q in particles:  # the prefix knows this level's size
+            q.weight = q.raw = sizes[top] / per
+        populations.append((rng, particles))
+    overall = sum(m[1] for m in measured.values()) / max(sum(m[0] for m in measured.values()), 1e-300)
+    scale = {k: m[1] / m[0] if m[2] >= MIN_MEASURED and m[0] > 0 else overall for k, m in measured.items()}
+    estimates: list[float] = []
+    uncorrected: list[float] = []
+    deepest = top
+    for rng, particles in populations:
+        if max_seconds is not None and estimates and time.perf_counter() - start > max_seconds:
+            break
         levels: dict[int, float] = {}
-        _, reached = _population(model, fp_of, invariants, known, particles, begin, max_depth, rng, levels)
-        profiles.append(levels)
+        raw: dict[int, float] = {}
+        _, reached = _advance(
+            model,
+            fp_of,
+            invariants,
+            seen,
+            particles,
+            per,
+            top,
+            max_depth,
+            rng,
+            scale=lambda label: scale.get(label, overall),
+            levels=levels,
+            raw_levels=raw,
+        )
+        estimates.append(sum(levels.values()))
+        uncorrected.append(sum(raw.values()))
         deepest = max(deepest, reached)
-    # per level, the log of the overestimate over the levels the prefix knows: a line through the origin
-    xs = [
-        (d - begin, math.log(mean / sizes[d]))
-        for d in range(begin + 1, top + 1)
-        if (mean := sum(p.get(d, 0.0) for p in profiles) / len(profiles)) > 0
-    ]
-    slope = sum(x * y for x, y in xs) / sum(x * x for x, _ in xs) if xs else 0.0
-    slope = min(max(slope, 0.0), MAX_SLOPE)
-    if profile is not None:
-        for d in range(top + 1, deepest + 1):
-            profile[d] = sum(p.get(d, 0.0) for p in profiles) / len(profiles) * math.exp(-slope * (d - begin))
-    estimates = [sum(x * math.exp(-slope * (d - begin)) for d, x in p.items() if d > top) for p in profiles]
-    mean = sum(estimates) / len(estimates)
+        if profile is not None:
+            for d, x in levels.items():
+                profile[d] = profile.get(d, 0.0) + x
+    # corrected, the walks underestimate as often as they overestimate uncorrected (benchmarks/estimate.py):
+    # the estimate is the geometric mean of the two, within the lowest corrected and highest uncorrected
+    low, high = sum(estimates) / len(estimates), sum(uncorrected) / len(uncorrected)
     return Estimate(
-        round(prefix + mean),
+        round(prefix + (low * high) ** 0.5),
         round(prefix + min(estimates)),
-        round(prefix + max(estimates)),
+        round(prefix + max(uncorrected)),
         False,
         per * len(estimates),
         prefix,
@@ -210,7 +250,7 @@ def estimate_size(
         deepest,
         time.perf_counter() - start,
         prefix_seconds,
-        round(slope, 4),
+        round(overall, 4),
     )
 
 
@@ -226,57 +266,80 @@ class _Particle:
     # whether a_j alone was left out)
     shadows: list[tuple[Any, Any, int, bool]]
     weight: float
+    raw: float  # its weight without the correction (see estimate_size)
 
     @staticmethod
     def at(model: Model[Any, Any], fp_of: Any, path: list[tuple[Any, Any]], weight: float) -> _Particle:
         """A walk at the end of ``path`` ((state, action taken there) from an initial state)."""
         state = path[-1][0]
         shadows = _shadows(model, fp_of, path)
-        return _Particle(state, {fp_of(state), *(ufp for _, _, ufp, _ in shadows)}, shadows, weight)
+        near = {fp_of(state), *(ufp for _, _, ufp, _ in shadows)}
+        for before, _ in path[-WINDOW - 1 : -1]:  # what the walk would know had it walked the path
+            near.update(nfp for _, _, nfp in expand(model, before, fp_of))
+        return _Particle(state, near, shadows, weight, weight)
 
 
-def _population(
+class _Child(NamedTuple):
+    state: Any
+    fp: int
+    label: str
+    parents: int  # its parents in its walk's level, as far as the walk found them
+    walk: _Particle
+    shadows: list[tuple[Any, Any, int, bool]]
+    old: set[int]  # states its shadows showed to be in its level or an earlier one
+
+
+def _advance(
     model: Model[Any, Any],
     fp_of: Any,
     invariants: Sequence[Any],
     prefix: set[int],
     particles: list[_Particle],
+    count: int,
     depth: int,
-    max_depth: int | None,
+    until: int | None,
     rng: random.Random,
-    profile: dict[int, float] | None,
-) -> tuple[float, int]:
-    """Walk ``particles`` (at level ``depth``) on level by level. Each particle's new successors are its
-    children, each weighing the particle's weight over its number of parents in the particle's level;
-    the level's estimate is the sum of its children's weights, and as many particles as before are drawn
-    among the children in proportion to their weights (systematic resampling: each expected value is
-    unchanged, and the deep levels are estimated from many walks instead of the few that reach them).
-    Returns the sum of the levels' estimates after ``depth`` and the deepest level reached."""
-    total = 0.0
-    count = len(particles)
-    while particles and (max_depth is None or depth < max_depth):
-        children = [c for p in particles for c in _children(model, fp_of, invariants, prefix, p)]
+    *,
+    scale: Callable[[str], float] | None = None,
+    levels: dict[int, float] | None = None,
+    raw_levels: dict[int, float] | None = None,
+    observe: Callable[[int, float, _Child], None] | None = None,
+) -> tuple[list[_Particle], int]:
+    """Walk ``particles`` (at level ``depth``) on level by level, up to level ``until``. Each particle's
+    new successors are its children, each weighing the particle's weight over its number of parents in
+    the particle's level, times ``scale`` of its action's label; the level's estimate (into ``levels``)
+    is the sum of its children's weights, and ``count`` particles are drawn among the children in
+    proportion to their weights (systematic resampling: each expected value is unchanged, and the deep
+    levels are estimated from many walks instead of the few that reach them). ``observe`` is told of
+    every child. Returns the particles and their level."""
+    while particles and (until is None or depth < until):
+        children: list[tuple[float, float, _Child]] = []
+        for p in particles:
+            for c in _children(model, fp_of, invariants, prefix, p):
+                if observe is not None:
+                    observe(depth + 1, p.weight, c)
+                factor = 1.0 if scale is None else scale(c.label)
+                children.append((p.weight / c.parents * factor, p.raw / c.parents, c))
         if not children:
-            break
+            return [], depth
         depth += 1
-        level = sum(c[0] for c in children)
-        total += level
-        if profile is not None:
-            profile[depth] = profile.get(depth, 0.0) + level
+        level = sum(w for w, _, _ in children)
+        if levels is not None:
+            levels[depth] = level
+        if raw_levels is not None:
+            raw_levels[depth] = sum(r for _, r, _ in children)
         rng.shuffle(children)  # copies of one walk list their children alike: no systematic choice of one
         step = level / count
         point = rng.random() * step
         particles = []
         cum = 0.0
-        for weight, state, parent, shadows, seen in children:
+        for weight, raw, c in children:
             cum += weight
             while point < cum and len(particles) < count:
-                particles.append(_Particle(state, parent.near | seen, shadows, step))
+                ratio = raw / weight if weight > 0 else 1.0
+                particles.append(_Particle(c.state, c.walk.near | c.old, c.shadows, step, step * ratio))
                 point += step
-    return total, depth
-
-
-_Child = tuple[float, Any, _Particle, list[tuple[Any, Any, int, bool]], set[int]]
+    return particles, depth
 
 
 def _children(
@@ -286,9 +349,9 @@ def _children(
     prefix: set[int],
     p: _Particle,
 ) -> list[_Child]:
-    """``p``'s new successors, each with its weight (``p``'s over its number of parents in ``p``'s level,
-    see the module's docstring), its shadows and the states its shadows showed to be old. None if its
-    state violates an invariant (the search does not expand it)."""
+    """``p``'s new successors, each with its number of parents in ``p``'s level as far as its shadows
+    show (see the module's docstring). None if its state violates an invariant (the search does not
+    expand it)."""
     state, near = p.state, p.near
     if _first_violation(invariants, state) is not None:
         return []
@@ -307,8 +370,8 @@ def _children(
         k, nxt = new[nfp]
         action = actions[k]
         # the other parents of nxt in this level: a shadow that left out one action a_j, with a_j last
-        parents = {here}
-        seen: set[int] = set()
+        found = {here}
+        old: set[int] = set()
         moved: list[tuple[Any, Any, int, bool]] = []
         for a_j, u, ufp, alone in p.shadows:
             u2 = model.next_state(u, action)
@@ -316,14 +379,14 @@ def _children(
                 moved.append((a_j, u, ufp, False))
                 continue
             u2fp = fp_of(u2)
-            seen.add(u2fp)  # at most the walk's new level less one
+            old.add(u2fp)  # at most the walk's new level less one
             moved.append((a_j, u2, u2fp, alone))
             if alone:
                 t = model.next_state(u2, a_j)
                 if t is not None and fp_of(t) == nfp:
-                    parents.add(u2fp)
+                    found.add(u2fp)
         moved.append((action, state, here, True))
-        out.append((p.weight / len(parents), nxt, p, moved[-WINDOW:], seen))
+        out.append(_Child(nxt, nfp, model.action_label(action), len(found), p, moved[-WINDOW:], old))
     return out
 
 

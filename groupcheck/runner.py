@@ -212,6 +212,11 @@ def unsupported(
     )
 
 
+# a safety stop for the estimate (checker.estimate): past it, no further population of walks starts (the
+# estimate then says how many walks it used); a few seconds are the rule, deep spaces of billions more
+ESTIMATE_SECONDS = 10.0
+
+
 def estimate_scenario(sc: Scenario, *, symmetry: bool = True, walks: int | None = None) -> Estimate:
     """How many distinct states checking ``sc`` (as checked: :func:`as_checked`) will store, estimated in
     a few seconds (:mod:`checker.estimate`), without changing anything of the search. Seeded by the
@@ -226,6 +231,7 @@ def estimate_scenario(sc: Scenario, *, symmetry: bool = True, walks: int | None 
         properties=sc.properties,
         max_depth=sc.max_depth,
         seed=seed,
+        max_seconds=ESTIMATE_SECONDS,
         **extra,
     )
 
