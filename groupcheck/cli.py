@@ -388,7 +388,11 @@ ESTIMATE_SHOWN = 200_000
 
 
 def _amount(n: float) -> str:
-    """A state count as a reader takes it in: 950, 12 k, 1.2 M."""
+    """A state count as a reader takes it in: 950, 12 k, 1.2 M, 4.9 billion."""
+    if n >= 10_000_000_000:
+        return f"{n / 1e9:,.0f} billion"
+    if n >= 1_000_000_000:
+        return f"{n / 1e9:.1f} billion"
     if n >= 10_000_000:
         return f"{n / 1e6:.0f} M"
     if n >= 1_000_000:
@@ -399,6 +403,8 @@ def _amount(n: float) -> str:
 
 
 def _duration(seconds: float) -> str:
+    if seconds >= 3 * 86_400:
+        return f"{seconds / 86_400:,.0f} days"
     if seconds >= 5_400:
         return f"{seconds / 3600:.0f} h"
     if seconds >= 90:
