@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import dataclasses
 import json
 import os
 import shutil
@@ -28,6 +29,7 @@ from groupcheck.stopping import Stopper, parse_size
 
 if TYPE_CHECKING:
     from groupcheck.checker import Stats
+    from groupcheck.checker.estimate import Estimate
     from groupcheck.model.scenario import Scenario
     from groupcheck.runner import CheckOutcome
     from groupcheck.simulate import ShrinkProgress
@@ -320,6 +322,7 @@ def cmd_check(args: argparse.Namespace) -> int:
     with stopper.catching_signals():
         for k, sc in enumerate(scenarios, start=1):
             hook, stop = _progress_hook(sc.name, f"{k} of {len(scenarios)}" if len(scenarios) > 1 else "")
+            est = None if args.no_estimate or args.resume else _estimate(sc, args)
             stopper.start()
             try:
                 o = check_scenario(
@@ -338,6 +341,8 @@ def cmd_check(args: argparse.Namespace) -> int:
                 )
             finally:
                 stop()
+            if est is not None:
+                o = dataclasses.replace(o, estimate=est)
             outcomes.append(o)
             _report(o)
             if stopper.signal is not None:
@@ -378,6 +383,67 @@ def cmd_check(args: argparse.Namespace) -> int:
         return 128 + stopper.signal
     code = EXIT_UNEXPECTED if bad or (args.strict and vacuous) else EXIT_OK
     return _finish(code, len(outcomes), problems)
+
+
+# an estimate beyond this many states is printed before the search (every estimate goes to --json)
+ESTIMATE_SHOWN = 200_000
+
+
+def _amount(n: float) -> str:
+    """A state count as a reader takes it in: 950, 12 k, 1.2 M, 4.9 billion."""
+    if n >= 10_000_000_000:
+        return f"{n / 1e9:,.0f} billion"
+    if n >= 1_000_000_000:
+        return f"{n / 1e9:.1f} billion"
+    if n >= 10_000_000:
+        return f"{n / 1e6:.0f} M"
+    if n >= 1_000_000:
+        return f"{n / 1e6:.1f} M"
+    if n >= 1_000:
+        return f"{n / 1e3:.0f} k"
+    return f"{n:.0f}"
+
+
+def _duration(seconds: float) -> str:
+    if seconds >= 3 * 86_400:
+        return f"{seconds / 86_400:,.0f} days"
+    if seconds >= 5_400:
+        return f"{seconds / 3600:.0f} h"
+    if seconds >= 90:
+        return f"{seconds / 60:.0f} min"
+    return f"{seconds:.0f} s"
+
+
+def _estimate(sc: Scenario, args: argparse.Namespace) -> Estimate:
+    """Estimate the search's size before it starts (a few seconds; nothing of the search changes) and,
+    when it is large, say so with what to do instead of waiting."""
+    from groupcheck.runner import as_checked, estimate_scenario, is_liveness
+
+    checked = as_checked(sc, args.max_depth, args.max_states)
+    est = estimate_scenario(checked, symmetry=not args.no_symmetry)
+    if est.exact or est.states < ESTIMATE_SHOWN:
+        return est
+    pace = est.states_per_second * max(1, args.workers)
+    print(
+        f"{sc.name}: before searching, an estimate: about {_amount(est.states)} states "
+        f"({_amount(est.low)}-{_amount(est.high)}, from {est.walks} random walks after {est.prefix_states:,} "
+        f"states counted exactly, {est.seconds:.1f} s), about {_duration(est.states / pace)} "
+        f"at {pace:,.0f} states/s"
+    )
+    limit = checked.max_states
+    if limit is not None and limit < est.states:
+        print(f"{'':<4}the state limit {limit:,} will probably stop it first (incomplete: no answer)")
+    if args.max_time is not None and args.max_time < est.states / pace:
+        print(f"{'':<4}the time limit {_duration(args.max_time)} will probably stop it first (no answer)")
+    ways = []
+    cores = os.cpu_count() or 1
+    if args.workers == 1 and cores > 1 and not is_liveness(checked):
+        ways.append(f"--workers {cores} (this machine has {cores} cores)")
+    ways.append("smaller bounds (--max-depth, fewer consumers, partitions or faults)")
+    ways.append(f"`groupcheck simulate {sc.source}` (random walks: finds violations, proves nothing)")
+    print(f"{'':<4}to answer sooner: " + "; ".join(ways) + "; --no-estimate skips this estimate")
+    sys.stdout.flush()
+    return est
 
 
 def _note_edited_modules() -> None:
@@ -1168,6 +1234,12 @@ def build_parser() -> argparse.ArgumentParser:
         "--no-symmetry",
         action="store_true",
         help="count every state, not one per class of states that differ only by which consumer is which",
+    )
+    p.add_argument(
+        "--no-estimate",
+        action="store_true",
+        help="do not estimate the search's size before it starts (a few seconds a scenario; printed above "
+        f"{ESTIMATE_SHOWN:,} states, always in --json)",
     )
     p.add_argument(
         "--expect-from",

@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from groupcheck.checker import Result, Stats, Verdict, bfs
+from groupcheck.checker.estimate import Estimate, estimate_size
 from groupcheck.checker.liveness import SYMMETRY_NOTE, check_liveness
 from groupcheck.checker.parallel import parallel_bfs
 from groupcheck.checker.search import StopHook
@@ -43,6 +44,7 @@ class CheckOutcome:
     notes: tuple[str, ...] = ()  # what the run did differently from what was asked (and why)
     # the counterexample's timing with the scenario's [timing] settings (issue 28), None without one
     timing: TimingReport | None = None
+    estimate: Estimate | None = None  # the size foretold before the search (estimate_scenario), if asked
 
     @property
     def verdict(self) -> str:
@@ -106,6 +108,7 @@ class CheckOutcome:
             "coverage": {"actions": dict(r.coverage.actions), "probes": list(r.coverage.probes)},
             "trace": None if self.trace_dir is None else str(self.trace_dir / "trace.json"),
             "timing": None if self.timing is None else self.timing.entry(),
+            "estimate": None if self.estimate is None else self.estimate.as_dict(),
         }
 
 
@@ -211,6 +214,30 @@ def unsupported(
     return (
         f"{sc.source}: checks liveness ({names}), which is answered in one process without a run directory: "
         f"not checked with {' and '.join(how)} (check it without them)"
+    )
+
+
+# a safety stop for the estimate (checker.estimate): past it, no further population of walks starts (the
+# estimate then says how many walks it used); a few seconds are the rule, deep spaces of billions more
+ESTIMATE_SECONDS = 10.0
+
+
+def estimate_scenario(sc: Scenario, *, symmetry: bool = True, walks: int | None = None) -> Estimate:
+    """How many distinct states checking ``sc`` (as checked: :func:`as_checked`) will store, estimated in
+    a few seconds (:mod:`checker.estimate`), without changing anything of the search. Seeded by the
+    scenario's settings: the same scenario gets the same estimate in every run. A liveness check
+    explores exact states, so it is estimated without symmetry."""
+    model = GroupModel(sc.config)
+    seed = int(settings_digest(sc)[:16], 16)
+    extra = {} if walks is None else {"walks": walks}
+    return estimate_size(
+        model,
+        symmetry=symmetry and not is_liveness(sc),
+        properties=sc.properties,
+        max_depth=sc.max_depth,
+        seed=seed,
+        max_seconds=ESTIMATE_SECONDS,
+        **extra,
     )
 
 
