@@ -180,14 +180,17 @@ def protocol_of(cfg: Config) -> Protocol:
 class GroupModel(Model[World, Act]):
     def __init__(self, cfg: Config) -> None:
         self.cfg = cfg
-        self._props = properties(cfg)
+        self.protocol = protocol = protocol_of(cfg)
+        # a protocol with records of its own says what the JoinGroup family's records would (WorldHooks)
+        self._hooks = hooks = protocol.hooks
+        self._props = properties(cfg) if hooks is None else hooks.properties(cfg)
+        self._initial = initial_world if hooks is None else hooks.initial_world
         self._part_fp: IdentityCache[object, str] = IdentityCache(PartFingerprint())
         self._part_memo = self._part_fp.memo  # read inline by the fingerprint methods (hits only)
         self._renamed_fp: dict[tuple[int, tuple[int, ...]], tuple[object, str]] = {}
         self._renamed_by_value: ValueCache[tuple[Any, object, tuple[int, ...]], str] = ValueCache(
             _renamed_text, 1 << 16
         )
-        self.protocol = protocol = protocol_of(cfg)
         self._eager = cfg.protocol != "seed"
         # the table, read once: dispatch by name (a broker's spec where consumers and brokers share a
         # name), the choice steps' arities, the message-driven steps by message, each actor's listing
@@ -220,6 +223,8 @@ class GroupModel(Model[World, Act]):
         self._unfair = protocol.unfair()
         instances = cfg.consumers if cfg.protocol == "static" else None
         self._units = consumer_units(cfg.total_consumers, instances)
+        if hooks is not None:  # consumer symmetry reads the JoinGroup family's records: none for others
+            self._units = ()
         # interchangeable units: those of one size (static: instances with as many processes); singletons
         # are left out (nothing to permute)
         by_size: dict[int, list[int]] = {}
@@ -237,7 +242,7 @@ class GroupModel(Model[World, Act]):
         # each consumer's and broker's listing (the specs whose guards hold), by the part's identity
         self._consumer_listing: dict[int, tuple[Consumer, tuple[object, ...]]] = {}
         self._broker_listing: dict[tuple[int, int, int | None], tuple[Broker, tuple[object, ...]]] = {}
-        self._plain: tuple[World | None, Plan] = (None, Plan(initial_world(cfg), ()))
+        self._plain: tuple[World | None, Plan] = (None, Plan(self._initial(cfg), ()))
 
     # -- the contract -------------------------------------------------------------------------------
     # A world's fingerprint is that of the tuple (leader, consumers', brokers', log's, links' fingerprints,
@@ -378,12 +383,14 @@ class GroupModel(Model[World, Act]):
         return fingerprint_of_repr("(" + ", ".join(out) + ")")
 
     def init_states(self) -> tuple[World, ...]:
-        return (initial_world(self.cfg),)
+        return (self._initial(self.cfg),)
 
     def properties(self) -> tuple[Property[World], ...]:
         return self._props
 
     def is_terminal(self, state: World) -> bool:
+        if self._hooks is not None:
+            return self._hooks.is_terminal(state)
         return all(c.status in GONE for c in state.consumers)
 
     def actor(self, action: Act) -> str:
@@ -653,6 +660,9 @@ class GroupModel(Model[World, Act]):
         nxt = self._step(w, a)
         if nxt is None:
             return None
+        if self._hooks is not None:
+            canonical = self._hooks.canonical
+            return nxt if canonical is None else canonical(nxt)
         nxt = canonical_member_ids(nxt)
         return renumber_generations(nxt) if self.cfg.renumber_generations else nxt
 
