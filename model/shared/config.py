@@ -58,6 +58,9 @@ class Switches:
     epoch0_rejoin: bool = True
     # a heartbeat at the member's previous epoch whose owned partitions it still has is accepted (KIP-848)
     previous_epoch_tolerance: bool = True
+    # the client reconciles (and acknowledges) every new target, even one with the partitions it owns:
+    # a local assignment epoch (KAFKA-16185 / KAFKA-16312)
+    client_local_epoch: bool = True
 
 
 SWITCH_NAMES: tuple[str, ...] = tuple(f.name for f in fields(Switches))

@@ -93,7 +93,11 @@ def receive(cfg: Config, w: World, c: int, b: int) -> World | None:
     nxt = replace(cons, awaiting=False, epoch=msg.epoch)
     if msg.assignment is not None:
         target = msg.assignment
-        if target != cons.owned:
+        # a target other than the last one received is reconciled (and so acknowledged) even when its
+        # partitions are those owned: the client's local assignment epoch (KAFKA-16185/16312's fix);
+        # before it, only a target other than the owned partitions was
+        moved = cfg.switches.client_local_epoch and target != cons.target
+        if target != cons.owned or moved:
             nxt = replace(nxt, target=target, status=RECONCILING)
         elif cons.status in (RECONCILING, JOINING):
             nxt = replace(nxt, target=target, status=STABLE)

@@ -286,13 +286,14 @@ def consumer_of(w: World, mid: int) -> int | None:
 
 
 def silent(cfg: Config, w: World, b: int, mid: int) -> bool:
-    """No heartbeat of member ``mid`` can reach ``b``: its process is gone, paused, cut off from ``b`` or
-    talking to another broker."""
+    """No heartbeat of member ``mid`` can reach ``b``: its process is gone (or has left), paused, or cut
+    off from ``b``. Rediscovering the coordinator is not a cause: a new coordinator arms a full session
+    timeout when it loads (onLoaded), far longer than a rediscovery."""
     c = consumer_of(w, mid)
     if c is None:
         return True
     cons: KConsumer = w.consumers[c]
-    return cons.paused or w.links[link_index(cfg, c, b)].cut or cons.coordinator != b
+    return cons.paused or w.links[link_index(cfg, c, b)].cut
 
 
 def session_expired(cfg: Config, w: World, b: int, mid: int) -> World | None:
