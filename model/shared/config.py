@@ -54,10 +54,6 @@ class Switches:
     partition_epochs_replaced: bool = True
     # fencing the last member also moves the target assignment epoch to the group epoch (KAFKA-20442)
     fence_last_member_sets_assignment_epoch: bool = True
-    # a heartbeat with epoch 0 from a known member is a rejoin, never fenced (KAFKA-19233)
-    epoch0_rejoin: bool = True
-    # a heartbeat at the member's previous epoch whose owned partitions it still has is accepted (KIP-848)
-    previous_epoch_tolerance: bool = True
     # the client reconciles (and acknowledges) every new target, even one with the partitions it owns:
     # a local assignment epoch (KAFKA-16185 / KAFKA-16312)
     client_local_epoch: bool = True

@@ -234,13 +234,13 @@ def handle_heartbeat(cfg: Config, w: World, b: int, c: int) -> World | None:
     else:
         member = old
         if req.epoch == 0:
-            fenced = not sw.epoch0_rejoin and old.epoch > 0 and old.prev != 0
+            fenced = False  # epoch 0 always (re)joins (KAFKA-19233's fix)
         elif req.epoch > old.epoch:
             fenced = True
         elif req.epoch < old.epoch:
+            # a lost response: the member is one epoch behind and owns nothing it was not assigned
             tolerated = (
-                sw.previous_epoch_tolerance
-                and req.epoch == old.prev
+                req.epoch == old.prev
                 and req.owned is not None
                 and all(p in old.assigned for p in req.owned)
             )
