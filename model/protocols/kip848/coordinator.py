@@ -240,9 +240,7 @@ def handle_heartbeat(cfg: Config, w: World, b: int, c: int) -> World | None:
         elif req.epoch < old.epoch:
             # a lost response: the member is one epoch behind and owns nothing it was not assigned
             tolerated = (
-                req.epoch == old.prev
-                and req.owned is not None
-                and all(p in old.assigned for p in req.owned)
+                req.epoch == old.prev and req.owned is not None and all(p in old.assigned for p in req.owned)
             )
             fenced = not tolerated
         else:
