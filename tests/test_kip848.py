@@ -7,7 +7,6 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from groupcheck.cli import main
 from groupcheck.model.group import GroupModel, walk
 from groupcheck.model.protocols.kip848.coordinator import (
     member_of,
@@ -26,9 +25,10 @@ from groupcheck.model.protocols.kip848.state import (
 from groupcheck.model.scenario import load_scenario, scenario_from_data
 from groupcheck.model.shared.config import Config
 from groupcheck.model.shared.state import Budget
-from groupcheck.verify import replay_trace
 
 from groupcheck import check_scenario
+from groupcheck.cli import main
+from groupcheck.verify import replay_trace
 
 ROOT = Path(__file__).resolve().parent.parent
 CONSUMER = sorted((ROOT / "specs" / "consumer").glob("*.toml"))
