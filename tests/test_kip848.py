@@ -32,9 +32,9 @@ from groupcheck.verify import replay_trace
 
 ROOT = Path(__file__).resolve().parent.parent
 CONSUMER = sorted((ROOT / "specs" / "consumer").glob("*.toml"))
-HISTORY = sorted((ROOT / "specs" / "history").glob("kafka-16147*")) + sorted(
-    (ROOT / "specs" / "history").glob("kafka-20442*")
-)
+HISTORY = [
+    p for p in sorted((ROOT / "specs" / "history").glob("*.toml")) if 'protocol = "consumer"' in p.read_text()
+]
 
 
 # -- CurrentAssignmentBuilder on hand-made members (slots 0, 1; partition epochs per slot) -------------
@@ -176,6 +176,20 @@ def test_a_stale_epoch_owning_a_revoked_partition_is_fenced() -> None:
     )
     nxt = handle_heartbeat(model.cfg, forged, 0, 0)
     assert nxt is not None and nxt.links[0].to_consumer[0].error == FENCED_MEMBER_EPOCH
+
+
+def test_kafka_19233_a_known_member_rejoining_at_epoch_0() -> None:
+    """Fixed: accepted whatever the member's epochs; before the fix, fenced unless its previous epoch is 0."""
+    from dataclasses import replace as dc_replace
+
+    from groupcheck.model.protocols.kip848.coordinator import rejoin_refused
+
+    cfg = _cfg()
+    pre = dc_replace(cfg, switches=dc_replace(cfg.switches, epoch0_rejoin=False))
+    for m in (KMember(2, 2, M_UNRELEASED), KMember(2, 0, M_UNRELEASED), KMember(0, 0)):
+        assert not rejoin_refused(cfg, m)
+    assert rejoin_refused(pre, KMember(2, 2, M_UNRELEASED))
+    assert not rejoin_refused(pre, KMember(2, 0, M_UNRELEASED))
 
 
 def test_scenarios_refuse_other_assignors_and_classic_properties() -> None:

@@ -57,6 +57,8 @@ class Switches:
     # the client reconciles (and acknowledges) every new target, even one with the partitions it owns:
     # a local assignment epoch (KAFKA-16185 / KAFKA-16312)
     client_local_epoch: bool = True
+    # a heartbeat with epoch 0 from a member the coordinator still holds rejoins, never fenced (KAFKA-19233)
+    epoch0_rejoin: bool = True
 
 
 SWITCH_NAMES: tuple[str, ...] = tuple(f.name for f in fields(Switches))

@@ -15,6 +15,7 @@ from groupcheck.model.protocols.kip848.state import (
     COORDINATOR_LOAD_IN_PROGRESS,
     FENCED_MEMBER_EPOCH,
     FREE,
+    JOINING,
     LEAVE_EPOCH,
     M_STABLE,
     M_UNRELEASED,
@@ -187,6 +188,12 @@ def fence(cfg: Config, br: KCoordinator, mid: int) -> KCoordinator:
     )
 
 
+def rejoin_refused(cfg: Config, m: KMember) -> bool:
+    """A heartbeat with epoch 0 from member ``m`` is fenced: never since KAFKA-19233's fix; before it,
+    epoch 0 was checked like any other epoch, accepted below the member's only as its previous one."""
+    return not cfg.switches.epoch0_rejoin and m.epoch > 0 and m.prev != 0
+
+
 def serving(w: World, b: int) -> bool:
     br = w.brokers[b]
     return w.leader == b and br.up and br.role == STEADY
@@ -234,7 +241,9 @@ def handle_heartbeat(cfg: Config, w: World, b: int, c: int) -> World | None:
     else:
         member = old
         if req.epoch == 0:
-            fenced = False  # epoch 0 always (re)joins (KAFKA-19233's fix)
+            # epoch 0 always (re)joins (KAFKA-19233's fix); before it, 0 was compared with the member's
+            # epoch like any other: below it, accepted only as the previous epoch
+            fenced = rejoin_refused(cfg, old)
         elif req.epoch > old.epoch:
             fenced = True
         elif req.epoch < old.epoch:
@@ -284,14 +293,19 @@ def consumer_of(w: World, mid: int) -> int | None:
 
 
 def silent(cfg: Config, w: World, b: int, mid: int) -> bool:
-    """No heartbeat of member ``mid`` can reach ``b``: its process is gone (or has left), paused, or cut
-    off from ``b``. Rediscovering the coordinator is not a cause: a new coordinator arms a full session
-    timeout when it loads (onLoaded), far longer than a rediscovery."""
+    """No heartbeat of member ``mid`` can re-arm its session at ``b``: its process is gone (or has left),
+    paused, cut off from ``b``, or rejoins at epoch 0 where the coordinator refuses it (only a heartbeat
+    the coordinator accepts re-arms the timer: KAFKA-19233's pre-fix side). Rediscovering the
+    coordinator is not a cause: a new coordinator arms a full session timeout when it loads
+    (onLoaded), far longer than a rediscovery."""
     c = consumer_of(w, mid)
     if c is None:
         return True
     cons: KConsumer = w.consumers[c]
-    return cons.paused or w.links[link_index(cfg, c, b)].cut
+    if cons.paused or w.links[link_index(cfg, c, b)].cut:
+        return True
+    m = member_of(w.brokers[b].members, mid)
+    return cons.status == JOINING and m is not None and rejoin_refused(cfg, m)
 
 
 def session_expired(cfg: Config, w: World, b: int, mid: int) -> World | None:

@@ -5,7 +5,15 @@ from __future__ import annotations
 
 from groupcheck.checker import Property, always, leads_to
 from groupcheck.model.protocols.kip848.coordinator import member_of, target_of
-from groupcheck.model.protocols.kip848.state import FREE, IN_GROUP, M_STABLE, STABLE, KConsumer, KCoordinator
+from groupcheck.model.protocols.kip848.state import (
+    FENCED_MEMBER_EPOCH,
+    FREE,
+    IN_GROUP,
+    M_STABLE,
+    STABLE,
+    KConsumer,
+    KCoordinator,
+)
 from groupcheck.model.shared.config import Config
 from groupcheck.model.shared.state import GONE, STEADY, World
 
@@ -80,6 +88,12 @@ def empty_epochs(cfg: Config, w: World) -> bool:
     return br is None or bool(br.members) or br.group_epoch == br.assign_epoch
 
 
+def join_never_fenced(cfg: Config, w: World) -> bool:
+    """No heartbeat with epoch 0 (a join or a rejoin) is answered FENCED_MEMBER_EPOCH: epoch 0 always
+    (re)joins (KIP-848; KAFKA-19233)."""
+    return not any(m.error == FENCED_MEMBER_EPOCH and m.epoch == 0 for ln in w.links for m in ln.to_consumer)
+
+
 def stable(cfg: Config, w: World) -> bool:
     """The group has converged: a broker serves it, its assignment epoch is its group epoch, every running
     consumer (not paused, not stalled) is a member that is STABLE on the coordinator at that epoch with
@@ -112,6 +126,7 @@ INVARIANTS = {
     "valid-member-epoch": valid_member_epoch,
     "valid-partition-epoch": valid_partition_epoch,
     "empty-epochs": empty_epochs,
+    "join-never-fenced": join_never_fenced,
 }
 INVARIANT_NAMES = tuple(INVARIANTS)
 EVENTUALLY_STABLE = (

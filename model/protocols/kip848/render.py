@@ -242,5 +242,12 @@ def violation_message(cfg: Config, prop: str, w: World) -> str:
         held = {p for _, m in br.members for p in (*m.assigned, *m.pending)}
         bad = [cfg.slot_name(p) for p, pe in enumerate(br.pepochs) if (pe != FREE) != (p in held)]
         return f"partition epochs disagree with the members for {', '.join(bad)}"
+    if prop == "join-never-fenced":
+        for c in range(len(w.consumers)):
+            for b in range(cfg.brokers):
+                for m in link(cfg, w, c, b).to_consumer:
+                    if m.error != OK and m.epoch == 0:
+                        who = f"{consumer_name(c)}'s heartbeat with epoch 0 ({_m(m.member_id)})"
+                        return f"{who} is answered {m.error}"
     f = INVARIANTS.get(prop)
     return " ".join((f.__doc__ or prop).split()) if f is not None else prop
