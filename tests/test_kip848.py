@@ -70,6 +70,15 @@ def test_revocation_blocks_a_new_target() -> None:
     assert reconcile(m, 5, (1,), (0,), (3, 3)) == KMember(3, 3, M_UNREVOKED, (), (0,))
 
 
+def test_kafka_16249_recompute_from_scratch_drops_the_acknowledgement() -> None:
+    """Before the fix, a member revoking t0-1 against the target of epoch 4 is recomputed from all it
+    holds when the target of epoch 5 arrives, ignoring the request that acknowledges the revocation."""
+    m = KMember(3, 3, M_UNREVOKED, (0,), (1,), target_epoch=4)
+    assert reconcile(m, 5, (0,), (0,), (3, 3), blocking=False) == KMember(3, 3, M_UNREVOKED, (0,), (1,), 5)
+    assert reconcile(m, 5, (0,), (0,), (3, 3)) == KMember(5, 3, M_STABLE, (0,))  # the fix takes the ack
+    assert reconcile(m, 4, (0,), (0,), (3, 3), blocking=False) == KMember(4, 3, M_STABLE, (0,))
+
+
 def test_partition_epochs_replaced_and_the_kafka_16147_bookkeeping() -> None:
     old = KMember(3, 3, M_UNREVOKED, (0,), (1,))
     new = KMember(5, 3, M_STABLE, (0, 1))

@@ -59,6 +59,8 @@ class Switches:
     client_local_epoch: bool = True
     # a heartbeat with epoch 0 from a member the coordinator still holds rejoins, never fenced (KAFKA-19233)
     epoch0_rejoin: bool = True
+    # a member still revoking is not recomputed against a new target until it acknowledged (KAFKA-16249)
+    revocation_blocks_new_target: bool = True
 
 
 SWITCH_NAMES: tuple[str, ...] = tuple(f.name for f in fields(Switches))

@@ -22,6 +22,7 @@ from groupcheck.model.protocols.kip848.state import (
     M_UNREVOKED,
     NOT_COORDINATOR,
     OK,
+    STABLE,
     UNKNOWN_MEMBER_ID,
     KConsumer,
     KCoordinator,
@@ -69,10 +70,21 @@ def reconcile(
     target: tuple[int, ...],
     owned: tuple[int, ...] | None,
     pepochs: tuple[int, ...],
+    blocking: bool = True,
 ) -> KMember:
-    """CurrentAssignmentBuilder.build by the member's state (no subscription changes in the model)."""
+    """CurrentAssignmentBuilder.build by the member's state (no subscription changes in the model).
+    ``blocking`` off: before KAFKA-16249's fix, a member still revoking was recomputed from scratch
+    against every new target, from all it held (assigned and pending) and without reading the request's
+    owned partitions (an acknowledgement arriving with a new target was lost)."""
+    if not blocking and m.state == M_UNREVOKED and m.target_epoch != target_epoch:
+        held = KMember(m.epoch, m.prev, M_STABLE, tuple(sorted((*m.assigned, *m.pending))))
+        new = next_assignment(held, target_epoch, target, None, pepochs)
+        return new._replace(target_epoch=target_epoch) if new.state == M_UNREVOKED else new
     if m.state == M_STABLE:
-        return m if m.epoch == target_epoch else next_assignment(m, target_epoch, target, owned, pepochs)
+        new = m if m.epoch == target_epoch else next_assignment(m, target_epoch, target, owned, pepochs)
+        if not blocking and new.state == M_UNREVOKED:
+            new = new._replace(target_epoch=target_epoch)
+        return new
     if m.state == M_UNREVOKED:
         # revocation blocks (KAFKA-16249): a new target waits until the revocation is acknowledged
         return m if owns_any(owned, m.pending) else next_assignment(m, target_epoch, target, owned, pepochs)
@@ -265,7 +277,14 @@ def handle_heartbeat(cfg: Config, w: World, b: int, c: int) -> World | None:
     if old is not None and member.state == M_STABLE and member.epoch == assign_epoch:
         new = member
     else:
-        new = reconcile(member, assign_epoch, target_of(target, mid), req.owned, br.pepochs)  # type: ignore[arg-type]
+        new = reconcile(
+            member,  # type: ignore[arg-type]
+            assign_epoch,
+            target_of(target, mid),  # type: ignore[arg-type]
+            req.owned,
+            br.pepochs,
+            sw.revocation_blocks_new_target,
+        )
     pepochs = update_pepochs(br.pepochs, old, new, sw.partition_epochs_replaced)
     members = with_member(members, mid, new)  # type: ignore[arg-type]
     br2 = settle(
@@ -320,17 +339,34 @@ def session_expired(cfg: Config, w: World, b: int, mid: int) -> World | None:
 def rebalance_timeout(cfg: Config, w: World, b: int, mid: int) -> World | None:
     """The member has not revoked within its rebalance timeout (max.poll.interval.ms): the timer is armed
     at its epoch when it enters UNREVOKED_PARTITIONS and fires while it is still there; its cause is a
-    process that cannot revoke (paused, or its application thread stalled)."""
+    process that cannot revoke (paused, or its application thread stalled), or one that will never
+    acknowledge: it has revoked, has nothing more to send and no heartbeat in flight (unreachable with
+    KAFKA-16249's fix; before it, the coordinator could wait for an acknowledgement it had dropped)."""
     if not serving(w, b) or w.brokers[b].paused:
         return None
     m = member_of(w.brokers[b].members, mid)
     if m is None or m.state != M_UNREVOKED:
         return None
     c = consumer_of(w, mid)
-    if c is not None and not (w.consumers[c].paused or w.consumers[c].stalled):
-        return None
+    healthy = False
+    if c is not None:
+        cons: KConsumer = w.consumers[c]
+        if not (cons.paused or cons.stalled):
+            waits = (
+                cons.status == STABLE
+                and not cons.awaiting
+                and not cons.send_owned
+                and not cons.full
+                and not any(p in cons.owned for p in m.pending)
+            )
+            if not waits:
+                return None
+            healthy = True
     br = fence(cfg, w.brokers[b], mid)
-    return replace(w, brokers=tset(w.brokers, b, br), log=to_log(br))
+    w2 = replace(w, brokers=tset(w.brokers, b, br), log=to_log(br))
+    if healthy and not w.hist.fenced_after_revoking:
+        w2 = replace(w2, hist=replace(w.hist, fenced_after_revoking=True))
+    return w2
 
 
 # -- failover -------------------------------------------------------------------------------------------

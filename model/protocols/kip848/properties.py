@@ -94,6 +94,12 @@ def join_never_fenced(cfg: Config, w: World) -> bool:
     return not any(m.error == FENCED_MEMBER_EPOCH and m.epoch == 0 for ln in w.links for m in ln.to_consumer)
 
 
+def revoking_member_not_fenced(cfg: Config, w: World) -> bool:
+    """No rebalance timeout fences a member whose running process has revoked and acknowledged: the
+    timeout is for members that cannot revoke in time (KAFKA-16249)."""
+    return not w.hist.fenced_after_revoking
+
+
 def stable(cfg: Config, w: World) -> bool:
     """The group has converged: a broker serves it, its assignment epoch is its group epoch, every running
     consumer (not paused, not stalled) is a member that is STABLE on the coordinator at that epoch with
@@ -127,6 +133,7 @@ INVARIANTS = {
     "valid-partition-epoch": valid_partition_epoch,
     "empty-epochs": empty_epochs,
     "join-never-fenced": join_never_fenced,
+    "revoking-member-not-fenced": revoking_member_not_fenced,
 }
 INVARIANT_NAMES = tuple(INVARIANTS)
 EVENTUALLY_STABLE = (

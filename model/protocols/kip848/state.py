@@ -48,6 +48,9 @@ class KMember(NamedTuple):
     state: str = M_STABLE
     assigned: tuple[int, ...] = ()
     pending: tuple[int, ...] = ()
+    # before KAFKA-16249's fix only: the target epoch it was last reconciled against while revoking (a
+    # newer target recomputed it from scratch); 0 otherwise
+    target_epoch: int = 0
 
 
 Members = tuple[tuple[int, KMember], ...]  # (member id, member) sorted by member id
@@ -122,3 +125,5 @@ class KMsg(NamedTuple):
 @fast_repr
 class KHistory(NamedTuple):
     next_member_id: int = 1  # the id a consumer that starts gets (a client-side UUID in Kafka)
+    # a rebalance timeout fenced a member whose running process had revoked and acknowledged
+    fenced_after_revoking: bool = False

@@ -229,7 +229,7 @@ _BROKER = [
         fair="member",
         when=_coordinating,
         reads=BROKER_READS,
-        writes=parts("broker log"),
+        writes=parts("broker log hist"),
     ),
     ActionSpec(
         "GcResume",
