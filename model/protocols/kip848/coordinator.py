@@ -340,8 +340,10 @@ def rebalance_timeout(cfg: Config, w: World, b: int, mid: int) -> World | None:
     """The member has not revoked within its rebalance timeout (max.poll.interval.ms): the timer is armed
     at its epoch when it enters UNREVOKED_PARTITIONS and fires while it is still there; its cause is a
     process that cannot revoke (paused, or its application thread stalled), or one that will never
-    acknowledge: it has revoked, has nothing more to send and no heartbeat in flight (unreachable with
-    KAFKA-16249's fix; before it, the coordinator could wait for an acknowledgement it had dropped)."""
+    acknowledge: it has revoked, is STABLE with nothing more to send, and no message in flight either way
+    can change that (no heartbeat carrying owned partitions, no answer carrying an assignment or an
+    error). Unreachable with KAFKA-16249's and KAFKA-16185's fixes; before them, the coordinator could
+    wait for an acknowledgement it had dropped, or that the client never sent."""
     if not serving(w, b) or w.brokers[b].paused:
         return None
     m = member_of(w.brokers[b].members, mid)
@@ -352,12 +354,16 @@ def rebalance_timeout(cfg: Config, w: World, b: int, mid: int) -> World | None:
     if c is not None:
         cons: KConsumer = w.consumers[c]
         if not (cons.paused or cons.stalled):
+            ln = w.links[link_index(cfg, c, b)]
             waits = (
                 cons.status == STABLE
-                and not cons.awaiting
                 and not cons.send_owned
                 and not cons.full
                 and not any(p in cons.owned for p in m.pending)
+                and not any(r.owned is not None or r.full for r in ln.to_broker)
+                and not any(r.assignment is not None or r.error != OK for r in ln.to_consumer)
+                # a heartbeat lost on the way: the client times out and its next heartbeat is full
+                and not (cons.awaiting and not ln.to_broker and not ln.to_consumer)
             )
             if not waits:
                 return None
