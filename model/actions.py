@@ -149,6 +149,9 @@ class WorldHooks:
     phases: dict[int, tuple[str, str]]  # phase -> (name, short name for a band)
     # (w) -> w with member ids canonical after a step; None: ids are kept as they are (finite already)
     canonical: Callable[[Any], Any] | None = None
+    # consumers are interchangeable and nothing outside the consumers and links names one by its index
+    # (coordinator, log and history key everything by member id): the model may permute them
+    consumer_symmetry: bool = False
 
 
 @dataclass(frozen=True)

@@ -223,7 +223,7 @@ class GroupModel(Model[World, Act]):
         self._unfair = protocol.unfair()
         instances = cfg.consumers if cfg.protocol == "static" else None
         self._units = consumer_units(cfg.total_consumers, instances)
-        if hooks is not None:  # consumer symmetry reads the JoinGroup family's records: none for others
+        if hooks is not None and not hooks.consumer_symmetry:  # it reads the JoinGroup family's records
             self._units = ()
         # interchangeable units: those of one size (static: instances with as many processes); singletons
         # are left out (nothing to permute)
@@ -324,7 +324,8 @@ class GroupModel(Model[World, Act]):
                     # equal consumers with equal links: if nothing else names them, every order of them
                     # gives the same world and one will do
                     if referenced is None:
-                        referenced = referenced_consumers(w)
+                        # a protocol with records of its own holds no consumer index outside them
+                        referenced = referenced_consumers(w) if self._hooks is None else set()
                     if any(c in referenced for u in ranked[i + a : i + b] for c in units[u]):
                         ties.append((len(order) + i + a, len(order) + i + b))
             order += ranked
@@ -371,15 +372,24 @@ class GroupModel(Model[World, Act]):
         get, part = self._part_memo.get, self._part_fp
         out: list[str] = [repr(w.leader)]
         out += [cfp[c] for c in old_of]
-        out += [fp(b, permute_broker) for b in w.brokers]
-        out.append(fp(w.log, permute_log))
+        if self._hooks is None:
+            out += [fp(b, permute_broker) for b in w.brokers]
+            out.append(fp(w.log, permute_log))
+        else:  # a protocol with consumer symmetry and records of its own keys them by member id only
+            for x in (*w.brokers, w.log):
+                hit = get(id(x))
+                out.append(hit[1] if hit is not None and hit[0] is x else part(x))
         for c in old_of:
             out += lfp[c * nb : c * nb + nb]
         out.append(repr(w.sizes))
         x = w.budget
         hit = get(id(x))
         out.append(hit[1] if hit is not None and hit[0] is x else part(x))
-        out.append(fp(w.hist, permute_history))
+        if self._hooks is None:
+            out.append(fp(w.hist, permute_history))
+        else:
+            hit = get(id(w.hist))
+            out.append(hit[1] if hit is not None and hit[0] is w.hist else part(w.hist))
         return fingerprint_of_repr("(" + ", ".join(out) + ")")
 
     def init_states(self) -> tuple[World, ...]:

@@ -223,3 +223,23 @@ def test_verdict_replay_and_renderings(path: Path, tmp_path: Path) -> None:
         assert main(["replay", str(trace)]) == 0
         html = (o.trace_dir / "trace.html").read_text()
         assert "Heartbeat(" in html
+
+
+def test_consumer_symmetry_merges_worlds_that_differ_by_which_process_started() -> None:
+    """KIP-848's records name consumers by member id only, so permuting consumer processes (with their
+    links) gives a world in the same class; a different world stays in another."""
+    model = GroupModel(
+        Config(
+            consumers=1, brokers=1, topics=(("t0", 2),), protocol="consumer", budget=Budget(consumer_joins=2)
+        )
+    )
+    w0 = model.init_states()[0]
+    a = walk(
+        model, w0, ("ConsumerJoin", "C2", (1,)), ("FindCoordinator", "C2", (1,)), ("Heartbeat", "C2", (1,))
+    )
+    b = walk(
+        model, w0, ("ConsumerJoin", "C3", (2,)), ("FindCoordinator", "C3", (2,)), ("Heartbeat", "C3", (2,))
+    )
+    assert a != b and model.symmetric_fingerprint(a) == model.symmetric_fingerprint(b)
+    c = walk(model, w0, ("ConsumerJoin", "C2", (1,)), ("FindCoordinator", "C2", (1,)))
+    assert model.symmetric_fingerprint(c) != model.symmetric_fingerprint(a)

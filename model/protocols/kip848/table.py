@@ -319,6 +319,7 @@ HOOKS = WorldHooks(
     violation_message=render.violation_message,
     phase=render.phase,
     phases=render.PHASES,
+    consumer_symmetry=True,
 )
 
 CONSUMER = register(
