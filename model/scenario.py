@@ -308,6 +308,9 @@ def _protocol(data: dict[str, Any], source: str) -> tuple[str, str | None]:
     )
 
 
+SERVER_ASSIGNORS = ("uniform", "range")  # protocol "consumer": KIP-848's server-side assignors
+
+
 def _property_names(protocol: str) -> tuple[tuple[str, ...], tuple[str, ...]]:
     """The invariants a scenario of ``protocol`` checks when it names none, and every property it may
     name (a protocol with records of its own declares its own: WorldHooks)."""
@@ -479,15 +482,16 @@ def _scenario_from_data(data: Any, source: str, *, simulation: bool = False) -> 
             '"static" here',
         )
     default_assignor = "cooperative-sticky" if protocol == "cooperative" else "range"
-    assignor = _choice(data, "assignor", tuple(ASSIGNORS), default_assignor, source)
+    if protocol == "consumer":
+        # KIP-848's assignors run on the coordinator (group.consumer.assignors: uniform first)
+        assignor = _choice(data, "assignor", SERVER_ASSIGNORS, "uniform", source)
+    else:
+        assignor = _choice(data, "assignor", tuple(ASSIGNORS), default_assignor, source)
     if protocol == "cooperative" and assignor != "cooperative-sticky":
         # Kafka uses the cooperative protocol only when every assignor supports it
         raise _err(source, "assignor", 'protocol "cooperative" needs assignor "cooperative-sticky"')
     if protocol != "cooperative" and assignor == "cooperative-sticky":
         raise _err(source, "assignor", '"cooperative-sticky" needs protocol "cooperative"')
-    if protocol == "consumer" and assignor != "range":
-        # KIP-848's assignors run on the coordinator: the model has its range assignor (uniform: to come)
-        raise _err(source, "assignor", 'protocol "consumer" has the server-side assignor "range" only')
     invariant_names, property_names = _property_names(variant or protocol)
 
     group = _table(data, "group", GROUP_KEYS, source)

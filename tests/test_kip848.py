@@ -243,3 +243,21 @@ def test_consumer_symmetry_merges_worlds_that_differ_by_which_process_started() 
     assert a != b and model.symmetric_fingerprint(a) == model.symmetric_fingerprint(b)
     c = walk(model, w0, ("ConsumerJoin", "C2", (1,)), ("FindCoordinator", "C2", (1,)))
     assert model.symmetric_fingerprint(c) != model.symmetric_fingerprint(a)
+
+
+def test_uniform_assignor_is_sticky_and_balanced() -> None:
+    from groupcheck.model.protocols.kip848.coordinator import uniform
+
+    parts = [0, 1, 2, 3]
+    assert uniform([1], parts, ()) == {1: (0, 1, 2, 3)}
+    # a member joins: the old member keeps half of what it had, the newcomer gets the rest
+    assert uniform([1, 2], parts, ((1, (0, 1, 2, 3)),)) == {1: (0, 1), 2: (2, 3)}
+    # a member leaves: the survivors keep theirs and share the freed partitions
+    assert uniform([1, 3], parts, ((1, (0,)), (3, (2, 3)))) == {1: (0, 1), 3: (2, 3)}
+    # three members, four partitions: the member that kept two keeps the extra slot
+    got = uniform([1, 2, 3], parts, ((1, (0,)), (2, (1, 2)), (3, (3,))))
+    assert got == {1: (0,), 2: (1, 2), 3: (3,)}
+    for ids in ([1], [1, 2], [1, 2, 3], [1, 2, 3, 4, 5]):
+        got = uniform(ids, parts, ())
+        sizes = [len(v) for v in got.values()]
+        assert sorted(p for v in got.values() for p in v) == parts and max(sizes) - min(sizes) <= 1

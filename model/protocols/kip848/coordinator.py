@@ -140,11 +140,53 @@ def target_of(target: Target, mid: int) -> tuple[int, ...]:
     return ()
 
 
-def compute_target(cfg: Config, w: World, members: Members) -> Target:
-    """The server-side range assignor (RangeAssignor: members in member-id order, contiguous ranges per
-    topic; every member subscribes to every topic)."""
+def uniform(ids: list[int], partitions: list[int], old: Target) -> dict[int, tuple[int, ...]]:
+    """The server-side uniform assignor when every member subscribes to every topic
+    (UniformHomogeneousAssignmentBuilder), members in member-id order: each keeps its old target up to its
+    quota (stickiness), the quotas differ by at most one, and the first members to have kept more take
+    the extra slots; then the partitions nobody kept fill the others in order."""
+    n = len(ids)
+    if n == 0:
+        return {}
+    base, extra = divmod(len(partitions), n)
+    before = dict(old)
+    held = {p for m in ids for p in before.get(m, ()) if p in partitions}
+    unassigned = [p for p in partitions if p not in held]
+    out: dict[int, tuple[int, ...]] = {}
+    unfilled: list[tuple[int, int]] = []
+    for i, m in enumerate(ids):
+        has_extra = extra > 0
+        quota = base + (1 if has_extra else 0)
+        mine = [p for p in before.get(m, ()) if p in partitions]
+        keep, rest = mine[:quota], mine[quota:]
+        unassigned += rest
+        quota -= len(keep)
+        if quota > 0 and has_extra and n - i > extra:
+            quota, has_extra = quota - 1, False  # a later member, which kept more, takes this slot
+        if quota > 0:
+            unfilled.append((m, quota))
+        if has_extra:
+            extra -= 1
+        out[m] = tuple(keep)
+    for m, quota in unfilled:
+        out[m] = tuple(sorted((*out[m], *unassigned[:quota])))
+        unassigned = unassigned[quota:]
+    if unassigned:  # cannot happen when the quotas add up: a bug, not a state
+        raise AssertionError(f"uniform assignor left {unassigned} unassigned")
+    return out
+
+
+def compute_target(cfg: Config, w: World, members: Members, old: Target = ()) -> Target:
+    """The target of the scenario's server-side assignor for ``members`` (every member subscribes to
+    every topic): ``uniform`` (sticky to the previous target ``old``) or ``range`` (RangeAssignor: members
+    in member-id order, contiguous ranges per topic, not sticky)."""
     ids = [m for m, _ in members]
-    owned = ASSIGNORS["range"](ids, w.sizes, cfg.topic_offsets) if ids else {}
+    if not ids:
+        return ()
+    if cfg.assignor == "uniform":
+        owned = uniform(ids, list(cfg.existing_slots(w.sizes)), old)
+    else:
+        owned = ASSIGNORS["range"](ids, w.sizes, cfg.topic_offsets)
     return tuple((m, tuple(sorted(owned.get(m, ())))) for m in ids)
 
 
@@ -273,7 +315,7 @@ def handle_heartbeat(cfg: Config, w: World, b: int, c: int) -> World | None:
     members = with_member(br.members, mid, member)  # type: ignore[arg-type]
     target, assign_epoch = br.target, br.assign_epoch
     if assign_epoch < group_epoch:
-        target, assign_epoch = compute_target(cfg, w, members), group_epoch
+        target, assign_epoch = compute_target(cfg, w, members, target), group_epoch
     if old is not None and member.state == M_STABLE and member.epoch == assign_epoch:
         new = member
     else:
