@@ -261,3 +261,27 @@ def test_uniform_assignor_is_sticky_and_balanced() -> None:
         got = uniform(ids, parts, ())
         sizes = [len(v) for v in got.values()]
         assert sorted(p for v in got.values() for p in v) == parts and max(sizes) - min(sizes) <= 1
+
+
+def test_every_protocol_step_is_fair_and_no_fault_is() -> None:
+    """As for the other protocols (tests/test_liveness_model.py): every enabled step of a KIP-848 world
+    is covered by exactly one fairness class, except the faults, covered by none."""
+    budget = Budget(
+        gc_pauses=1, network_partitions=1, poll_stalls=1, coordinator_failovers=1, consumer_leaves=1
+    )
+    model = GroupModel(Config(protocol="consumer", budget=budget))
+    classes = model.fairness()
+    init = model.init_states()[0]
+    seen, queue, checked = {model.fingerprint(init)}, [init], 0
+    while queue and checked < 1500:
+        w = queue.pop(0)
+        checked += 1
+        for a in model.actions(w):
+            nxt = model.next_state(w, a)
+            if nxt is None:
+                continue
+            covering = [c.name for c in classes if c.covers(a)]
+            assert len(covering) == (0 if a.name in model.protocol.unfair() else 1), (a, covering)
+            if (fp := model.fingerprint(nxt)) not in seen:
+                seen.add(fp)
+                queue.append(nxt)
