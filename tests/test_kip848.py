@@ -31,7 +31,9 @@ from groupcheck.cli import main
 from groupcheck.verify import replay_trace
 
 ROOT = Path(__file__).resolve().parent.parent
-CONSUMER = sorted((ROOT / "specs" / "consumer").glob("*.toml"))
+CONSUMER = sorted((ROOT / "specs" / "consumer").glob("*.toml")) + sorted(
+    (ROOT / "specs" / "liveness").glob("consumer-*-settles.toml")
+)
 HISTORY = [
     p for p in sorted((ROOT / "specs" / "history").glob("*.toml")) if 'protocol = "consumer"' in p.read_text()
 ]
