@@ -287,3 +287,30 @@ def test_every_protocol_step_is_fair_and_no_fault_is() -> None:
             if (fp := model.fingerprint(nxt)) not in seen:
                 seen.add(fp)
                 queue.append(nxt)
+
+
+def test_uniform_assignor_exhaustively_on_small_groups() -> None:
+    """Every previous target of up to 3 members (and a departed one) over up to 5 partitions: every
+    partition assigned exactly once, sizes within one of each other, and each member keeps at least
+    min(what it had, the smaller quota) of its previous target (stickiness)."""
+    from itertools import product
+
+    from groupcheck.model.protocols.kip848.coordinator import uniform
+
+    for n in (1, 2, 3):
+        ids = list(range(1, n + 1))
+        for count in range(6):
+            parts = list(range(count))
+            for owners in product(range(n + 2), repeat=count):  # 0: nobody, n + 1: a departed member
+                old = tuple(
+                    (m, tuple(p for p, o in zip(parts, owners, strict=True) if o == m))
+                    for m in range(1, n + 2)
+                )
+                got = uniform(ids, parts, old)
+                assert sorted(p for v in got.values() for p in v) == parts, (ids, old, got)
+                sizes = [len(got[m]) for m in ids]
+                assert max(sizes) - min(sizes) <= 1, (ids, old, got)
+                base = count // n
+                for m in ids:
+                    had = dict(old)[m]
+                    assert len(set(had) & set(got[m])) >= min(len(had), base), (m, old, got)
