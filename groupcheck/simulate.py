@@ -379,7 +379,11 @@ class SimulationModel(GroupModel):
 
     def _canonical(self, w: World, nxt: World) -> World:
         """``nxt``, a successor of ``w``, with member ids renamed canonically (as
-        :func:`~groupcheck.model.shared.symmetry.canonical_member_ids` does)."""
+        :func:`~groupcheck.model.shared.symmetry.canonical_member_ids` does); a protocol with records
+        of its own renames them itself, or not at all (its WorldHooks)."""
+        hooks = self._hooks
+        if hooks is not None:
+            return nxt if hooks.canonical is None else hooks.canonical(nxt)
         held = dict(self._held(w))
         _recount(held, w.consumers, nxt.consumers, consumer_member_ids)
         _recount(held, w.links, nxt.links, link_member_ids)
@@ -619,6 +623,10 @@ def stable_predicate(model: Model[Any, Any], checked: Collection[str] | None = N
         premise, condition = p.premise, p.condition
         assert premise is not None
         return lambda w: not premise(w) or condition(w)
+    if getattr(model, "_hooks", None) is not None:  # a protocol with records of its own: its own goal
+        goal = {p.name: p for p in model.properties()}.get(STABLE_PROPERTY)
+        if goal is not None:
+            return goal.condition
     return group_stable
 
 

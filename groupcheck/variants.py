@@ -49,7 +49,9 @@ def load_variant(ref: str) -> Protocol:
     except (OSError, ProtocolError) as exc:
         raise VariantError(f"--model {ref}: cannot read its source: {exc}") from exc
     origin = {"module": module_ref, "object": name, "sha256": digest}
-    protocol = Protocol(obj.name, obj.summary, obj.actions, obj.base, obj.fairness_order, origin, obj.phases)
+    protocol = Protocol(
+        obj.name, obj.summary, obj.actions, obj.base, obj.fairness_order, origin, obj.phases, obj.hooks
+    )
     if obj.name in registered():
         existing = lookup(obj.name)
         if existing.origin.get("sha256") != digest:

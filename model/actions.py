@@ -154,6 +154,30 @@ class ActionSpec:
 
 
 @dataclass(frozen=True)
+class WorldHooks:
+    """What a protocol with records of its own supplies to the generic layer (model/group.py,
+    model/explain.py, model/scenario.py), which otherwise reads the JoinGroup family's records. Every
+    callable is plain (no model at hand): ``cfg`` is the scenario's Config, ``w`` a World."""
+
+    initial_world: Callable[[Any], Any]  # (cfg) -> the initial world
+    properties: Callable[[Any], tuple[Any, ...]]  # (cfg) -> the invariants, then the liveness properties
+    invariant_names: tuple[str, ...]  # checked when a scenario names none
+    property_names: tuple[str, ...]  # every property a scenario of the protocol may name
+    is_terminal: Callable[[Any], bool]  # (w) -> no live consumer
+    state_dict: Callable[[Any, Any], dict[str, dict[str, Any]]]  # (cfg, w) -> every actor's fields
+    describe: Callable[
+        [Any, Any, Any, Any], dict[str, Any]
+    ]  # (cfg, before, act, after) -> kind/src/dst/label
+    violation_message: Callable[[Any, str, Any], str]  # (cfg, property, w) -> one sentence
+    phase: Callable[[Any], int | None]  # (w) -> the step of the group's rebalance under way (0: none)
+    # (w) -> w with member ids canonical after a step; None: ids are kept as they are (finite already)
+    canonical: Callable[[Any], Any] | None = None
+    # consumers are interchangeable and nothing outside the consumers and links names one by its index
+    # (coordinator, log and history key everything by member id): the model may permute them
+    consumer_symmetry: bool = False
+
+
+@dataclass(frozen=True)
 class Protocol:
     """A protocol: its name, its action table (in listing order within each actor), and what a trace
     says of it. ``base`` is the built-in protocol whose scenario settings (assignors, rejoin behaviour)
@@ -171,6 +195,10 @@ class Protocol:
     # way): (name, short name for the viewer's band)
     # None: the base protocol's (a variant keeps its base's names)
     phases: Mapping[int, tuple[str, str]] | None = None
+    # a protocol whose world holds records of its own (not the JoinGroup family's Consumer, Broker, Log):
+    # what the generic layer asks it instead of reading those records (:class:`WorldHooks`); None: the
+    # JoinGroup family's world
+    hooks: WorldHooks | None = None
 
     def __post_init__(self) -> None:
         if not self.name or not all(ch.isalnum() or ch in "-_" for ch in self.name):
@@ -285,7 +313,15 @@ class Protocol:
                     raise ProtocolError(f"variant {name!r}: no {spec.actor} action {after!r} to add after")
                 at = idx[0] + 1
             actions.insert(at, spec)
-        return Protocol(name, summary, tuple(actions), self.base, self.fairness_order, phases=self.phases)
+        return Protocol(
+            name,
+            summary,
+            tuple(actions),
+            self.base,
+            self.fairness_order,
+            phases=self.phases,
+            hooks=self.hooks,
+        )
 
 
 def _actor_kind(actor: str) -> str:

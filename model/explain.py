@@ -11,6 +11,7 @@ from itertools import pairwise
 from typing import Any
 
 from groupcheck.checker import Counterexample, Result
+from groupcheck.model.actions import WorldHooks
 from groupcheck.model.group import Act, GroupModel, broker_name, consumer_name, protocol_of
 from groupcheck.model.protocols.seed.coordinator import GROUP_RECORDS, expiry_cause
 from groupcheck.model.scenario import DEADLOCK, Scenario
@@ -36,7 +37,7 @@ RECORD_TEXT = {
 def phase_names(cfg: Config) -> dict[int, tuple[str, str]]:
     """(name, short name) of each rebalance phase (``Broker.phase``; 0 = no rebalance under way), as
     ``cfg``'s protocol calls them (its table's ``phases``)."""
-    return protocol_of(cfg).phases
+    return dict(protocol_of(cfg).phases)
 
 
 def phases_entry(cfg: Config) -> dict[str, dict[str, str]]:
@@ -51,6 +52,11 @@ INTERNAL_TEXT = {
     "FindCoordinator": "FindCoordinator",
     "Fetch": "Fetch: processes the next record of each assigned partition",
 }
+
+
+def _hooks(cfg: Config) -> WorldHooks | None:
+    """The protocol's own answers for a world of records of its own (None: the JoinGroup family's)."""
+    return protocol_of(cfg).hooks
 
 
 def _m(mid: int | None) -> str:
@@ -94,6 +100,9 @@ def msg_text(cfg: Config, msg: Msg) -> str:
 
 def state_dict(cfg: Config, w: World) -> dict[str, dict[str, Any]]:
     """Every actor's fields as JSON data, keyed by lifeline."""
+    hooks = _hooks(cfg)
+    if hooks is not None:
+        return hooks.state_dict(cfg, w)
     out: dict[str, dict[str, Any]] = {}
     existing = cfg.existing_slots(w.sizes)
     for c, cons in enumerate(w.consumers):
@@ -171,6 +180,9 @@ def _stale_text(cfg: Config, w: World) -> str | None:
 
 def describe(cfg: Config, before: World, act: Act, after: World) -> dict[str, Any]:
     """kind, src, dst and label of one step."""
+    hooks = _hooks(cfg)
+    if hooks is not None:
+        return hooks.describe(cfg, before, act, after)
     name, args = act.name, act.args
     kind, src, dst = "internal", None, None
     label = str(act)
@@ -348,7 +360,10 @@ def _responses_sent(cfg: Config, before: World, after: World, b: int) -> str:
     )
 
 
-def _phase(w: World) -> int | None:
+def _phase(w: World, cfg: Config | None = None) -> int | None:
+    hooks = None if cfg is None else _hooks(cfg)
+    if hooks is not None:
+        return hooks.phase(w)
     return None if w.leader is None else w.brokers[w.leader].phase
 
 
@@ -362,6 +377,9 @@ def lifelines(cfg: Config, w: World) -> list[str]:
 
 def violation_message(cfg: Config, prop: str, w: World) -> str:
     """One sentence saying what is wrong in the violating state."""
+    hooks = _hooks(cfg)
+    if hooks is not None:
+        return hooks.violation_message(cfg, prop, w)
     names = {i: consumer_name(i) for i in range(len(w.consumers))}
     if prop == DEADLOCK:
         return "no action is enabled but the group has live consumers: the protocol is stuck"
@@ -451,7 +469,10 @@ def _prop_description(prop: str) -> str:
 
 def _canonical(cfg: Config, w: World) -> World:
     """``w`` as the model stores it after a step: member ids renamed onto 1..k, generations renumbered
-    when the configuration says so (both order-preserving)."""
+    when the configuration says so (both order-preserving); a protocol with records of its own says."""
+    hooks = _hooks(cfg)
+    if hooks is not None:
+        return w if hooks.canonical is None else hooks.canonical(w)
     w = canonical_member_ids(w)
     return renumber_generations(w) if cfg.renumber_generations else w
 
@@ -540,7 +561,7 @@ def trace_document(scenario: Scenario, result: Result) -> dict[str, Any]:
     raw = raw_states(cfg, cex.init_state, [st.action for st in cex.steps], recorded)
     told = [st.action for st in cex.steps] if raw is None else [a for a, _ in raw]
     shown, closing = recorded, None
-    if raw is not None:
+    if raw is not None and _hooks(cfg) is None:
         worlds = [cex.init_state, *(w for _, w in raw)]
         named, maps = display_names(worlds)
         shown = named[1:]
@@ -560,7 +581,7 @@ def trace_document(scenario: Scenario, result: Result) -> dict[str, Any]:
                 "args": list(act.args),
                 "actor": act.actor,
                 **describe(cfg, before_w, raw_act, now),
-                "phase": _phase(now),
+                "phase": _phase(now, cfg),
                 "state": after,
                 "changed": changed_fields(before, after),
             }
@@ -623,7 +644,7 @@ def property_kind(cfg: Config, prop: str) -> str:
 
 def property_description(cfg: Config, prop: str) -> str:
     """``property.description``: the docstring description of an invariant, else the model's own."""
-    if prop == DEADLOCK or prop in DESCRIPTIONS:
+    if prop == DEADLOCK or (prop in DESCRIPTIONS and _hooks(cfg) is None):
         return _prop_description(prop)
     found = _model_property(cfg, prop)
     return " ".join((found.description if found is not None and found.description else prop).split())
@@ -687,7 +708,7 @@ def loop_message(cfg: Config, prop: str, start: int, states: Sequence[World]) ->
     """
     n = len(states) - 1
     cycle = list(states[start:])
-    phases = [_phase(w) or 0 for w in cycle]
+    phases = [_phase(w, cfg) or 0 for w in cycle]
     if start == n:
         where = "in the initial state" if n == 0 else f"after step {n}"
         what = f"{where} no fair step is enabled and the group stays as it is for ever"
@@ -704,7 +725,7 @@ def loop_message(cfg: Config, prop: str, start: int, states: Sequence[World]) ->
         else:
             what = f"{repeat} for ever"
         changes = _cycle_changes(cfg, cycle)
-    never = _never_members(cycle)
+    never = [] if _hooks(cfg) is not None else _never_members(cycle)
     description = property_description(cfg, prop).rstrip(".")
     goal = ("so " if changes or never else "") + f"{prop} is never satisfied"
     goal += f": {description}" if description and description != prop else ""

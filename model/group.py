@@ -183,14 +183,17 @@ def protocol_of(cfg: Config) -> Protocol:
 class GroupModel(Model[World, Act]):
     def __init__(self, cfg: Config) -> None:
         self.cfg = cfg
-        self._props = properties(cfg)
+        self.protocol = protocol = protocol_of(cfg)
+        # a protocol with records of its own says what the JoinGroup family's records would (WorldHooks)
+        self._hooks = hooks = protocol.hooks
+        self._props = properties(cfg) if hooks is None else hooks.properties(cfg)
+        self._initial = initial_world if hooks is None else hooks.initial_world
         self._part_fp: IdentityCache[object, str] = IdentityCache(PartFingerprint())
         self._part_memo = self._part_fp.memo  # read inline by the fingerprint methods (hits only)
         self._renamed_fp: dict[tuple[int, tuple[int, ...]], tuple[object, str]] = {}
         self._renamed_by_value: ValueCache[tuple[Any, object, tuple[int, ...]], str] = ValueCache(
             _renamed_text, 1 << 16
         )
-        self.protocol = protocol = protocol_of(cfg)
         # the table, read once: the choice steps' arities, dispatch, the message-driven steps by message,
         # each actor's listing, fairness
         self._arity = {s.name: s.arity for s in protocol.actions if s.choices}
@@ -209,6 +212,8 @@ class GroupModel(Model[World, Act]):
         self.unfair = protocol.unfair()  # the names of the steps no fairness class holds (faults)
         instances = cfg.consumers if cfg.protocol == "static" else None
         self._units = consumer_units(cfg.total_consumers, instances)
+        if hooks is not None and not hooks.consumer_symmetry:  # it reads the JoinGroup family's records
+            self._units = ()
         # interchangeable units: those of one size (static: instances with as many processes); singletons
         # are left out (nothing to permute)
         by_size: dict[int, list[int]] = {}
@@ -231,7 +236,7 @@ class GroupModel(Model[World, Act]):
         self._consumer_now: dict[int, tuple[Consumer, int, Budget, tuple[Any, bool, Any]]] = {}
         self._consumer_listing_by_value: dict[tuple[Consumer, int], tuple[Any, ...]] = {}
         self._broker_listing_by_value: dict[tuple[Broker, int, int | None], tuple[Any, ...]] = {}
-        self._plain: tuple[World | None, Plan] = (None, Plan(initial_world(cfg), ()))
+        self._plain: tuple[World | None, Plan] = (None, Plan(self._initial(cfg), ()))
 
     # -- the contract -------------------------------------------------------------------------------
     # A world's fingerprint is that of the tuple (leader, consumers', brokers', log's, links' fingerprints,
@@ -313,7 +318,8 @@ class GroupModel(Model[World, Act]):
                     # equal consumers with equal links: if nothing else names them, every order of them
                     # gives the same world and one will do
                     if referenced is None:
-                        referenced = referenced_consumers(w)
+                        # a protocol with records of its own holds no consumer index outside them
+                        referenced = referenced_consumers(w) if self._hooks is None else set()
                     if any(c in referenced for u in ranked[i + a : i + b] for c in units[u]):
                         ties.append((len(order) + i + a, len(order) + i + b))
             order += ranked
@@ -360,24 +366,35 @@ class GroupModel(Model[World, Act]):
         get, part = self._part_memo.get, self._part_fp
         out: list[str] = [repr(w.leader)]
         out += [cfp[c] for c in old_of]
-        out += [fp(b, permute_broker) for b in w.brokers]
-        out.append(fp(w.log, permute_log))
+        if self._hooks is None:
+            out += [fp(b, permute_broker) for b in w.brokers]
+            out.append(fp(w.log, permute_log))
+        else:  # a protocol with consumer symmetry and records of its own keys them by member id only
+            for x in (*w.brokers, w.log):
+                hit = get(id(x))
+                out.append(hit[1] if hit is not None and hit[0] is x else part(x))
         for c in old_of:
             out += lfp[c * nb : c * nb + nb]
         out.append(repr(w.sizes))
         x = w.budget
         hit = get(id(x))
         out.append(hit[1] if hit is not None and hit[0] is x else part(x))
-        out.append(fp(w.hist, permute_history))
+        if self._hooks is None:
+            out.append(fp(w.hist, permute_history))
+        else:
+            hit = get(id(w.hist))
+            out.append(hit[1] if hit is not None and hit[0] is w.hist else part(w.hist))
         return fingerprint_of_repr("(" + ", ".join(out) + ")")
 
     def init_states(self) -> tuple[World, ...]:
-        return (initial_world(self.cfg),)
+        return (self._initial(self.cfg),)
 
     def properties(self) -> tuple[Property[World], ...]:
         return self._props
 
     def is_terminal(self, state: World) -> bool:
+        if self._hooks is not None:
+            return self._hooks.is_terminal(state)
         return all(c.status in GONE for c in state.consumers)
 
     def actor(self, action: Act) -> str:
@@ -752,6 +769,9 @@ class GroupModel(Model[World, Act]):
         nxt = self._step(w, a)
         if nxt is None:
             return None
+        if self._hooks is not None:
+            canonical = self._hooks.canonical
+            return nxt if canonical is None else canonical(nxt)
         nxt = canonical_member_ids(nxt)
         return renumber_generations(nxt) if self.cfg.renumber_generations else nxt
 

@@ -323,6 +323,20 @@ def _protocol(data: dict[str, Any], source: str) -> tuple[str, str | None]:
     )
 
 
+SERVER_ASSIGNORS = ("uniform", "range")  # protocol "consumer": KIP-848's server-side assignors
+
+
+def _property_names(protocol: str) -> tuple[tuple[str, ...], tuple[str, ...]]:
+    """The invariants a scenario of ``protocol`` checks when it names none, and every property it may
+    name (a protocol with records of its own declares its own: WorldHooks)."""
+    from groupcheck.model.actions import lookup
+
+    hooks = lookup(protocol).hooks
+    if hooks is None:
+        return PROPERTY_NAMES, ALL_PROPERTY_NAMES
+    return hooks.invariant_names, hooks.property_names
+
+
 def _choice(data: dict[str, Any], key: str, allowed: tuple[str, ...], default: str, source: str) -> str:
     value = data.get(key, default)
     if not isinstance(value, str) or value not in allowed:
@@ -483,12 +497,17 @@ def _scenario_from_data(data: Any, source: str, *, simulation: bool = False) -> 
             '"static" here',
         )
     default_assignor = "cooperative-sticky" if protocol == "cooperative" else "range"
-    assignor = _choice(data, "assignor", tuple(ASSIGNORS), default_assignor, source)
+    if protocol == "consumer":
+        # KIP-848's assignors run on the coordinator (group.consumer.assignors: uniform first)
+        assignor = _choice(data, "assignor", SERVER_ASSIGNORS, "uniform", source)
+    else:
+        assignor = _choice(data, "assignor", tuple(ASSIGNORS), default_assignor, source)
     if protocol == "cooperative" and assignor != "cooperative-sticky":
         # Kafka uses the cooperative protocol only when every assignor supports it
         raise _err(source, "assignor", 'protocol "cooperative" needs assignor "cooperative-sticky"')
     if protocol != "cooperative" and assignor == "cooperative-sticky":
         raise _err(source, "assignor", '"cooperative-sticky" needs protocol "cooperative"')
+    invariant_names, property_names = _property_names(variant or protocol)
 
     group = _table(data, "group", GROUP_KEYS, source)
     consumers = _int(group, "consumers", 2, "consumers", source, "group", limits)
@@ -521,16 +540,16 @@ def _scenario_from_data(data: Any, source: str, *, simulation: bool = False) -> 
     switches = Switches(**switches_raw)
 
     check = _table(data, "check", CHECK_KEYS, source)
-    props_raw = check.get("properties", list(PROPERTY_NAMES))
+    props_raw = check.get("properties", list(invariant_names))
     if not isinstance(props_raw, list) or not props_raw or not all(isinstance(p, str) for p in props_raw):
         raise _err(source, "check.properties", "must be a non-empty list of property names")
     for i, prop in enumerate(props_raw):
-        if prop not in ALL_PROPERTY_NAMES:
+        if prop not in property_names:
             raise _err(
                 source,
                 "check.properties",
-                f"unknown property {short(prop)}; {did_you_mean(prop, ALL_PROPERTY_NAMES)}"
-                f"known: {', '.join(ALL_PROPERTY_NAMES)}",
+                f"unknown property {short(prop)}; {did_you_mean(prop, property_names)}"
+                f"known: {', '.join(property_names)}",
             )
         if prop in props_raw[:i]:
             raise _err(source, "check.properties", f"lists {prop!r} twice")
@@ -575,7 +594,8 @@ def _scenario_from_data(data: Any, source: str, *, simulation: bool = False) -> 
         protocol=protocol,
         variant=variant,
         assignor=assignor,
-        renumber_generations=any(p in LIVENESS_NAMES for p in props_raw),
+        renumber_generations=any(p in LIVENESS_NAMES for p in props_raw)
+        and invariant_names == PROPERTY_NAMES,
     )
     return Scenario(
         name=name,

@@ -12,4 +12,5 @@ new built-in protocol adds). A user's own variant needs no entry here (docs/EXTE
 BUILT_IN = (
     "groupcheck.model.protocols.seed.table",
     "groupcheck.model.protocols.classic.table",
+    "groupcheck.model.protocols.kip848.table",
 )

@@ -11,7 +11,7 @@ from dataclasses import dataclass, field, fields
 from groupcheck.model.assignors import ASSIGNOR_NAMES
 from groupcheck.model.shared.state import Budget
 
-PROTOCOLS = ("seed", "eager", "cooperative", "static")
+PROTOCOLS = ("seed", "eager", "cooperative", "static", "consumer")
 # old names of protocols, read as their new names with a note: "classic" was the seed-000 design, which
 # Kafka never shipped, while Kafka's group.protocol=classic is JoinGroup + SyncGroup (eager, cooperative,
 # static here)
@@ -49,6 +49,18 @@ class Switches:
     sync_timeout: bool = True  # a member that never sends SyncGroup is removed (KAFKA-12890)
     leave_on_poll_timeout: bool = True  # a stalled poll loop leaves the group (KIP-62, KAFKA-3888)
     rejoin_only_after_revoke: bool = True  # cooperative: only a member that revoked rejoins (KIP-429)
+    # KIP-848 (protocol "consumer"), each with the Kafka bug its pre-fix side reproduces
+    # partition epochs: remove all of a member's old ones, then add its new ones (KAFKA-16147)
+    partition_epochs_replaced: bool = True
+    # fencing the last member also moves the target assignment epoch to the group epoch (KAFKA-20442)
+    fence_last_member_sets_assignment_epoch: bool = True
+    # the client reconciles (and acknowledges) every new target, even one with the partitions it owns:
+    # a local assignment epoch (KAFKA-16185 / KAFKA-16312)
+    client_local_epoch: bool = True
+    # a heartbeat with epoch 0 from a member the coordinator still holds rejoins, never fenced (KAFKA-19233)
+    epoch0_rejoin: bool = True
+    # a member still revoking is not recomputed against a new target until it acknowledged (KAFKA-16249)
+    revocation_blocks_new_target: bool = True
 
 
 SWITCH_NAMES: tuple[str, ...] = tuple(f.name for f in fields(Switches))

@@ -1,0 +1,166 @@
+"""KIP-848's consumer (kafka-clients ConsumerMembershipManager and ConsumerHeartbeatRequestManager).
+
+A member heartbeats with its epoch (0 to join, -1 to leave); it sends its owned partitions only when they
+changed since it last sent them, and every field after a join, an error or a lost response. It adopts
+the epoch of every successful response; an assignment it has not reconciled makes it RECONCILING;
+reconciling revokes and adds at once (callbacks are instant) and the next heartbeat acknowledges.
+FENCED_MEMBER_EPOCH or UNKNOWN_MEMBER_ID: it drops its partitions (onPartitionsLost) and rejoins at
+epoch 0 with the same member id.
+"""
+
+from __future__ import annotations
+
+from groupcheck.checker.fingerprint import replace
+from groupcheck.model.protocols.kip848.state import (
+    ACKNOWLEDGING,
+    COORDINATOR_LOAD_IN_PROGRESS,
+    FENCED_MEMBER_EPOCH,
+    IN_GROUP,
+    JOINING,
+    LEAVE_EPOCH,
+    NOT_COORDINATOR,
+    OK,
+    RECONCILING,
+    STABLE,
+    UNKNOWN_MEMBER_ID,
+    KConsumer,
+    KHistory,
+    KMsg,
+)
+from groupcheck.model.shared.config import Config
+from groupcheck.model.shared.network import clear_consumer_links, link, pop_at_consumer, to_broker
+from groupcheck.model.shared.state import ABSENT, DOWN, GONE, LEFT, World, tset
+
+
+def _set(w: World, c: int, cons: KConsumer, **more: object) -> World:
+    return replace(w, consumers=tset(w.consumers, c, cons), **more)
+
+
+def find_coordinator(cfg: Config, w: World, c: int) -> World | None:
+    cons: KConsumer = w.consumers[c]
+    if cons.status not in IN_GROUP or cons.paused or cons.coordinator is not None or w.leader is None:
+        return None
+    return _set(w, c, replace(cons, coordinator=w.leader))
+
+
+def heartbeat(cfg: Config, w: World, c: int) -> World | None:
+    cons: KConsumer = w.consumers[c]
+    b = cons.coordinator
+    if cons.status not in IN_GROUP or cons.paused or cons.awaiting or b is None:
+        return None
+    joining = cons.status == JOINING
+    full = joining or cons.full
+    owned = () if joining else (cons.owned if full or cons.send_owned else None)
+    msg = KMsg("Heartbeat", cons.member_id, 0 if joining else cons.epoch, owned=owned, full=full)
+    status = cons.status
+    if status == ACKNOWLEDGING:  # the acknowledgement is on its way
+        status = STABLE if cons.target == cons.owned else RECONCILING
+    nxt = replace(cons, status=status, awaiting=True, send_owned=False, full=False)
+    return _set(w, c, nxt, links=to_broker(cfg, w, c, b, msg))
+
+
+def reconcile(cfg: Config, w: World, c: int) -> World | None:
+    """Revoke what the last assignment dropped and take what it added (commit-before-revoke and the
+    callbacks are not modelled: they are instant); the next heartbeat acknowledges."""
+    cons: KConsumer = w.consumers[c]
+    if cons.status != RECONCILING or cons.paused or cons.stalled or cons.target is None:
+        return None
+    return _set(w, c, replace(cons, status=ACKNOWLEDGING, owned=cons.target, send_owned=True))
+
+
+def _rejoin(cons: KConsumer) -> KConsumer:
+    """transitionToFenced: drop every partition without committing, rejoin at epoch 0, same member id."""
+    return replace(
+        cons, status=JOINING, epoch=0, owned=(), target=None, awaiting=False, send_owned=True, full=True
+    )
+
+
+def receive(cfg: Config, w: World, c: int, b: int) -> World | None:
+    cons: KConsumer = w.consumers[c]
+    if cons.paused:
+        return None
+    msg, links = pop_at_consumer(cfg, w.links, c, b)
+    if cons.status not in IN_GROUP:  # the answer to a leave: nobody waits for it
+        return replace(w, links=links)
+    if msg.error in (FENCED_MEMBER_EPOCH, UNKNOWN_MEMBER_ID):
+        return _set(w, c, _rejoin(cons), links=links)
+    if msg.error == NOT_COORDINATOR:
+        nxt = replace(cons, awaiting=False, coordinator=None, full=True)
+        return _set(w, c, nxt, links=links)
+    if msg.error == COORDINATOR_LOAD_IN_PROGRESS:
+        return _set(w, c, replace(cons, awaiting=False, full=True), links=links)
+    assert msg.error == OK, msg
+    nxt = replace(cons, awaiting=False, epoch=msg.epoch)
+    if msg.assignment is not None:
+        target = msg.assignment
+        # a target other than the last one received is reconciled (and so acknowledged) even when its
+        # partitions are those owned: the client's local assignment epoch (KAFKA-16185/16312's fix);
+        # before it, only a target other than the owned partitions was
+        moved = cfg.switches.client_local_epoch and target != cons.target
+        if target != cons.owned or moved:
+            nxt = replace(nxt, target=target, status=RECONCILING)
+        elif cons.status in (RECONCILING, JOINING):
+            nxt = replace(nxt, target=target, status=STABLE)
+        else:
+            nxt = replace(nxt, target=target)
+    return _set(w, c, nxt, links=links)
+
+
+def request_timeout(cfg: Config, w: World, c: int) -> World | None:
+    """Its heartbeat or the answer was lost (a cut link, a crashed coordinator): it gives up on it, looks
+    for the coordinator again, and its next heartbeat is full."""
+    cons: KConsumer = w.consumers[c]
+    if not cons.awaiting or cons.paused or cons.status not in IN_GROUP:
+        return None
+    b = cons.coordinator
+    if b is not None:
+        ln = link(cfg, w, c, b)
+        if w.brokers[b].up and (ln.to_broker or ln.to_consumer):
+            return None
+    return _set(w, c, replace(cons, awaiting=False, coordinator=None, full=True, send_owned=True))
+
+
+def leave(cfg: Config, w: World, c: int) -> World | None:
+    """Unsubscribe and close: revoke everything, send a heartbeat with epoch -1 and stop (the answer is
+    not awaited)."""
+    cons: KConsumer = w.consumers[c]
+    if cons.status not in IN_GROUP or cons.paused:
+        return None
+    left = w.budget.consumer_leaves
+    if left <= 0:
+        return None
+    w2 = replace(w, budget=replace(w.budget, consumer_leaves=left - 1))
+    links = w2.links
+    if cons.coordinator is not None:
+        msg = KMsg("Heartbeat", cons.member_id, LEAVE_EPOCH)
+        links = to_broker(cfg, w2, c, cons.coordinator, msg)
+    return _set(w2, c, KConsumer(LEFT, member_id=cons.member_id), links=links)
+
+
+def crash(cfg: Config, w: World, c: int) -> World | None:
+    cons: KConsumer = w.consumers[c]
+    if cons.status in GONE:
+        return None
+    left = w.budget.consumer_crashes
+    if left <= 0:
+        return None
+    w2 = replace(w, budget=replace(w.budget, consumer_crashes=left - 1))
+    links = clear_consumer_links(cfg, w2.links, c)
+    return _set(w2, c, KConsumer(DOWN, member_id=cons.member_id), links=links)
+
+
+def start(cfg: Config, w: World, c: int) -> World | None:
+    """A consumer that was not running starts: a member id of its own (KIP-1082), epoch 0."""
+    if w.consumers[c].status != ABSENT:
+        return None
+    left = w.budget.consumer_joins
+    if left <= 0:
+        return None
+    hist: KHistory = w.hist
+    mid = hist.next_member_id
+    w2 = replace(
+        w,
+        budget=replace(w.budget, consumer_joins=left - 1),
+        hist=replace(hist, next_member_id=mid + 1),
+    )
+    return _set(w2, c, KConsumer(JOINING, member_id=mid))

@@ -1,0 +1,468 @@
+"""KIP-848's coordinator (GroupMetadataManager.consumerGroupHeartbeat and its timers), and its failover.
+
+One heartbeat is one step: validate, update the member, bump the group epoch on a join, recompute the
+target when the assignment epoch is behind the group epoch, reconcile the member
+(:func:`reconcile`, CurrentAssignmentBuilder's rules), keep partition epochs, write the records and
+answer. Kafka appends a heartbeat's records as one batch and answers only once they are committed, so a
+step writes the log and queues the response together (a crash loses at most the response).
+"""
+
+from __future__ import annotations
+
+from groupcheck.checker.fingerprint import replace
+from groupcheck.model.assignors import ASSIGNORS
+from groupcheck.model.protocols.kip848.state import (
+    COORDINATOR_LOAD_IN_PROGRESS,
+    FENCED_MEMBER_EPOCH,
+    FREE,
+    JOINING,
+    LEAVE_EPOCH,
+    M_STABLE,
+    M_UNRELEASED,
+    M_UNREVOKED,
+    NOT_COORDINATOR,
+    OK,
+    STABLE,
+    UNKNOWN_MEMBER_ID,
+    KConsumer,
+    KCoordinator,
+    KLog,
+    KMember,
+    KMsg,
+    Members,
+    Target,
+)
+from groupcheck.model.shared.config import Config
+from groupcheck.model.shared.network import clear_broker_links, link_index, pop_at_broker, to_consumer
+from groupcheck.model.shared.state import CATCHUP, GONE, NONE, STEADY, World, tset
+
+
+# -- the member's reconciliation (CurrentAssignmentBuilder) ---------------------------------------------
+def owns_any(owned: tuple[int, ...] | None, parts: tuple[int, ...]) -> bool:
+    """The request may still own some of ``parts``: an absent owned list means "what I owned"."""
+    return owned is None or any(p in owned for p in parts)
+
+
+def next_assignment(
+    m: KMember,
+    target_epoch: int,
+    target: tuple[int, ...],
+    owned: tuple[int, ...] | None,
+    pepochs: tuple[int, ...],
+) -> KMember:
+    """computeNextAssignment: keep what the target keeps; revoke the rest first (the member keeps its
+    epoch, UNREVOKED, until the request shows them gone); grant target partitions no other member holds
+    (a partition in this member's own pending set is its own, KAFKA-19449), the others are unreleased."""
+    keep = tuple(p for p in m.assigned if p in target)
+    revoke = tuple(p for p in m.assigned if p not in target)
+    wanted = [p for p in target if p not in keep]
+    grant = tuple(p for p in wanted if pepochs[p] == FREE or p in m.pending)
+    unreleased = len(grant) != len(wanted)
+    if revoke and owns_any(owned, revoke):
+        return KMember(m.epoch, m.epoch, M_UNREVOKED, keep, revoke)
+    state = M_UNRELEASED if unreleased else M_STABLE
+    return KMember(target_epoch, m.epoch, state, tuple(sorted(keep + grant)), ())
+
+
+def reconcile(
+    m: KMember,
+    target_epoch: int,
+    target: tuple[int, ...],
+    owned: tuple[int, ...] | None,
+    pepochs: tuple[int, ...],
+    blocking: bool = True,
+) -> KMember:
+    """CurrentAssignmentBuilder.build by the member's state (no subscription changes in the model).
+    ``blocking`` off: before KAFKA-16249's fix, a member still revoking was recomputed from scratch
+    against every new target, from all it held (assigned and pending) and without reading the request's
+    owned partitions (an acknowledgement arriving with a new target was lost)."""
+    if not blocking and m.state == M_UNREVOKED and m.target_epoch != target_epoch:
+        held = KMember(m.epoch, m.prev, M_STABLE, tuple(sorted((*m.assigned, *m.pending))))
+        new = next_assignment(held, target_epoch, target, None, pepochs)
+        return new._replace(target_epoch=target_epoch) if new.state == M_UNREVOKED else new
+    if m.state == M_STABLE:
+        new = m if m.epoch == target_epoch else next_assignment(m, target_epoch, target, owned, pepochs)
+        if not blocking and new.state == M_UNREVOKED:
+            new = new._replace(target_epoch=target_epoch)
+        return new
+    if m.state == M_UNREVOKED:
+        # revocation blocks (KAFKA-16249): a new target waits until the revocation is acknowledged
+        return m if owns_any(owned, m.pending) else next_assignment(m, target_epoch, target, owned, pepochs)
+    return next_assignment(m, target_epoch, target, owned, pepochs)
+
+
+def update_pepochs(
+    pepochs: tuple[int, ...], old: KMember | None, new: KMember | None, replaced: bool
+) -> tuple[int, ...]:
+    """Partition epochs after a member changes from ``old`` to ``new`` (None: absent). ``replaced``
+    (KAFKA-16147's fix): every old partition's epoch is removed, then every new one is added at the new
+    member epoch. Before the fix, assigned and pending-revocation partitions were updated each by set
+    difference, assigned first: a partition moving from pending back to assigned got its new epoch and
+    then lost it to the removal of the old pending set, so it looked free while the member held it."""
+    pe = list(pepochs)
+    if replaced or old is None or new is None:
+        if old is not None:
+            for p in (*old.assigned, *old.pending):
+                if pe[p] == old.epoch:
+                    pe[p] = FREE
+        if new is not None:
+            for p in (*new.assigned, *new.pending):
+                pe[p] = new.epoch
+        return tuple(pe)
+    for was, now in ((old.assigned, new.assigned), (old.pending, new.pending)):
+        for p in was:
+            if p not in now:
+                pe[p] = FREE
+        for p in now:
+            pe[p] = new.epoch
+    return tuple(pe)
+
+
+# -- the group ------------------------------------------------------------------------------------------
+def member_of(members: Members, mid: int | None) -> KMember | None:
+    for m, rec in members:
+        if m == mid:
+            return rec
+    return None
+
+
+def with_member(members: Members, mid: int, rec: KMember | None) -> Members:
+    out = [(m, r) for m, r in members if m != mid]
+    if rec is not None:
+        out.append((mid, rec))
+    return tuple(sorted(out))
+
+
+def target_of(target: Target, mid: int) -> tuple[int, ...]:
+    for m, parts in target:
+        if m == mid:
+            return parts
+    return ()
+
+
+def uniform(ids: list[int], partitions: list[int], old: Target) -> dict[int, tuple[int, ...]]:
+    """The server-side uniform assignor when every member subscribes to every topic
+    (UniformHomogeneousAssignmentBuilder), members in member-id order: each keeps its old target up to its
+    quota (stickiness), the quotas differ by at most one, and the first members to have kept more take
+    the extra slots; then the partitions nobody kept fill the others in order."""
+    n = len(ids)
+    if n == 0:
+        return {}
+    base, extra = divmod(len(partitions), n)
+    before = dict(old)
+    held = {p for m in ids for p in before.get(m, ()) if p in partitions}
+    unassigned = [p for p in partitions if p not in held]
+    out: dict[int, tuple[int, ...]] = {}
+    unfilled: list[tuple[int, int]] = []
+    for i, m in enumerate(ids):
+        has_extra = extra > 0
+        quota = base + (1 if has_extra else 0)
+        mine = [p for p in before.get(m, ()) if p in partitions]
+        keep, rest = mine[:quota], mine[quota:]
+        unassigned += rest
+        quota -= len(keep)
+        if quota > 0 and has_extra and n - i > extra:
+            quota, has_extra = quota - 1, False  # a later member, which kept more, takes this slot
+        if quota > 0:
+            unfilled.append((m, quota))
+        if has_extra:
+            extra -= 1
+        out[m] = tuple(keep)
+    for m, quota in unfilled:
+        out[m] = tuple(sorted((*out[m], *unassigned[:quota])))
+        unassigned = unassigned[quota:]
+    if unassigned:  # cannot happen when the quotas add up: a bug, not a state
+        raise AssertionError(f"uniform assignor left {unassigned} unassigned")
+    return out
+
+
+def compute_target(cfg: Config, w: World, members: Members, old: Target = ()) -> Target:
+    """The target of the scenario's server-side assignor for ``members`` (every member subscribes to
+    every topic): ``uniform`` (sticky to the previous target ``old``) or ``range`` (RangeAssignor: members
+    in member-id order, contiguous ranges per topic, not sticky)."""
+    ids = [m for m, _ in members]
+    if not ids:
+        return ()
+    if cfg.assignor == "uniform":
+        owned = uniform(ids, list(cfg.existing_slots(w.sizes)), old)
+    else:
+        owned = ASSIGNORS["range"](ids, w.sizes, cfg.topic_offsets)
+    return tuple((m, tuple(sorted(owned.get(m, ())))) for m in ids)
+
+
+def phase_of(br: KCoordinator) -> int:
+    """The step of the reconciliation under way, as a coordinator sees it: 1 the group epoch is bumped
+    but no target computed (ASSIGNING); 2 a target is written and no member has moved towards it yet;
+    3 some member must revoke (UNREVOKED_PARTITIONS: its rebalance timer runs); 4 revocations are
+    acknowledged and members are moving to the target epoch (UNRELEASED or behind); 0 none (STABLE or
+    EMPTY)."""
+    if br.role == NONE or not br.members:
+        return 0
+    if br.group_epoch > br.assign_epoch:
+        return 1
+    states = [r.state for _, r in br.members]
+    if M_UNREVOKED in states:
+        return 3
+    epochs = [r.epoch for _, r in br.members]
+    if all(s == M_STABLE for s in states) and all(e == br.assign_epoch for e in epochs):
+        return 0
+    if all(e < br.assign_epoch for e in epochs):
+        return 2
+    return 4
+
+
+def settle(br: KCoordinator) -> KCoordinator:
+    """``br`` with its phase derived again."""
+    ph = phase_of(br)
+    return br if ph == br.phase else replace(br, phase=ph)
+
+
+def to_log(br: KCoordinator) -> KLog:
+    return KLog(br.group_epoch, br.assign_epoch, br.target, br.members, br.pepochs)
+
+
+def fence(cfg: Config, br: KCoordinator, mid: int) -> KCoordinator:
+    """consumerGroupFenceMember: the member's records are tombstoned (its target entry too) and the group
+    epoch bumped; the target is recomputed only by the next heartbeat. With the KAFKA-20442 fix, fencing
+    the last member also writes the assignment epoch, so an empty group's epochs agree."""
+    old = member_of(br.members, mid)
+    if old is None:
+        return br
+    members = with_member(br.members, mid, None)
+    pepochs = update_pepochs(br.pepochs, old, None, True)
+    target = tuple((m, p) for m, p in br.target if m != mid)
+    epoch = br.group_epoch + 1
+    assign_epoch = br.assign_epoch
+    if not members and cfg.switches.fence_last_member_sets_assignment_epoch:
+        assign_epoch = epoch
+    return settle(
+        replace(
+            br, group_epoch=epoch, assign_epoch=assign_epoch, target=target, members=members, pepochs=pepochs
+        )
+    )
+
+
+def rejoin_refused(cfg: Config, m: KMember) -> bool:
+    """A heartbeat with epoch 0 from member ``m`` is fenced: never since KAFKA-19233's fix; before it,
+    epoch 0 was checked like any other epoch, accepted below the member's only as its previous one."""
+    return not cfg.switches.epoch0_rejoin and m.epoch > 0 and m.prev != 0
+
+
+def serving(w: World, b: int) -> bool:
+    br = w.brokers[b]
+    return w.leader == b and br.up and br.role == STEADY
+
+
+def _answer(
+    cfg: Config,
+    w: World,
+    b: int,
+    c: int,
+    links: tuple,
+    br: KCoordinator,
+    msg: KMsg,  # type: ignore[type-arg]
+) -> World:
+    log = to_log(br) if serving(w, b) else w.log
+    return replace(w, brokers=tset(w.brokers, b, br), log=log, links=to_consumer(cfg, links, c, b, msg))
+
+
+def handle_heartbeat(cfg: Config, w: World, b: int, c: int) -> World | None:
+    br: KCoordinator = w.brokers[b]
+    if not br.up or br.paused:
+        return None
+    req, links = pop_at_broker(cfg, w.links, c, b)
+    mid = req.member_id
+    if not serving(w, b):
+        error = COORDINATOR_LOAD_IN_PROGRESS if w.leader == b and br.role == CATCHUP else NOT_COORDINATOR
+        return _answer(cfg, w, b, c, links, br, KMsg("HeartbeatResponse", mid, req.epoch, error))
+    old = member_of(br.members, mid)
+    if req.epoch == LEAVE_EPOCH:
+        if old is None:
+            return _answer(
+                cfg, w, b, c, links, br, KMsg("HeartbeatResponse", mid, req.epoch, UNKNOWN_MEMBER_ID)
+            )
+        br2 = fence(cfg, br, mid)  # type: ignore[arg-type]
+        return _answer(cfg, w, b, c, links, br2, KMsg("HeartbeatResponse", mid, LEAVE_EPOCH))
+    sw = cfg.switches
+    group_epoch = br.group_epoch
+    if old is None:
+        if req.epoch != 0:
+            return _answer(
+                cfg, w, b, c, links, br, KMsg("HeartbeatResponse", mid, req.epoch, UNKNOWN_MEMBER_ID)
+            )
+        member = KMember(0, 0)
+        group_epoch += 1  # a new member subscribes: the group epoch moves
+    else:
+        member = old
+        if req.epoch == 0:
+            # epoch 0 always (re)joins (KAFKA-19233's fix); before it, 0 was compared with the member's
+            # epoch like any other: below it, accepted only as the previous epoch
+            fenced = rejoin_refused(cfg, old)
+        elif req.epoch > old.epoch:
+            fenced = True
+        elif req.epoch < old.epoch:
+            # a lost response: the member is one epoch behind and owns nothing it was not assigned
+            tolerated = (
+                req.epoch == old.prev and req.owned is not None and all(p in old.assigned for p in req.owned)
+            )
+            fenced = not tolerated
+        else:
+            fenced = False
+        if fenced:
+            return _answer(
+                cfg, w, b, c, links, br, KMsg("HeartbeatResponse", mid, req.epoch, FENCED_MEMBER_EPOCH)
+            )
+    members = with_member(br.members, mid, member)  # type: ignore[arg-type]
+    target, assign_epoch = br.target, br.assign_epoch
+    if assign_epoch < group_epoch:
+        target, assign_epoch = compute_target(cfg, w, members, target), group_epoch
+    if old is not None and member.state == M_STABLE and member.epoch == assign_epoch:
+        new = member
+    else:
+        new = reconcile(
+            member,  # type: ignore[arg-type]
+            assign_epoch,
+            target_of(target, mid),  # type: ignore[arg-type]
+            req.owned,
+            br.pepochs,
+            sw.revocation_blocks_new_target,
+        )
+    pepochs = update_pepochs(br.pepochs, old, new, sw.partition_epochs_replaced)
+    members = with_member(members, mid, new)  # type: ignore[arg-type]
+    br2 = settle(
+        replace(
+            br,
+            group_epoch=group_epoch,
+            assign_epoch=assign_epoch,
+            target=target,
+            members=members,
+            pepochs=pepochs,
+        )
+    )
+    changed = old is None or old.assigned != new.assigned
+    show = req.epoch == 0 or req.full or changed
+    resp = KMsg("HeartbeatResponse", mid, new.epoch, OK, assignment=new.assigned if show else None)
+    return _answer(cfg, w, b, c, links, br2, resp)
+
+
+# -- timers (enabled by their causes, as docs/MODEL.md "Timeouts" says) ----------------------------------
+def consumer_of(w: World, mid: int) -> int | None:
+    for c, cons in enumerate(w.consumers):
+        if cons.member_id == mid and cons.status not in GONE:
+            return c
+    return None
+
+
+def silent(cfg: Config, w: World, b: int, mid: int) -> bool:
+    """No heartbeat of member ``mid`` can re-arm its session at ``b``: its process is gone (or has left),
+    paused, cut off from ``b``, or rejoins at epoch 0 where the coordinator refuses it (only a heartbeat
+    the coordinator accepts re-arms the timer: KAFKA-19233's pre-fix side). Rediscovering the
+    coordinator is not a cause: a new coordinator arms a full session timeout when it loads
+    (onLoaded), far longer than a rediscovery."""
+    c = consumer_of(w, mid)
+    if c is None:
+        return True
+    cons: KConsumer = w.consumers[c]
+    if cons.paused or w.links[link_index(cfg, c, b)].cut:
+        return True
+    m = member_of(w.brokers[b].members, mid)
+    return cons.status == JOINING and m is not None and rejoin_refused(cfg, m)
+
+
+def session_expired(cfg: Config, w: World, b: int, mid: int) -> World | None:
+    if not serving(w, b) or w.brokers[b].paused or member_of(w.brokers[b].members, mid) is None:
+        return None
+    if not silent(cfg, w, b, mid):
+        return None
+    br = fence(cfg, w.brokers[b], mid)
+    return replace(w, brokers=tset(w.brokers, b, br), log=to_log(br))
+
+
+def rebalance_timeout(cfg: Config, w: World, b: int, mid: int) -> World | None:
+    """The member has not revoked within its rebalance timeout (max.poll.interval.ms): the timer is armed
+    at its epoch when it enters UNREVOKED_PARTITIONS and fires while it is still there; its cause is a
+    process that cannot revoke (paused, or its application thread stalled), or one that will never
+    acknowledge: it has revoked, is STABLE with nothing more to send, and no message in flight either way
+    can change that (no heartbeat carrying owned partitions, no answer carrying an assignment or an
+    error). Unreachable with KAFKA-16249's and KAFKA-16185's fixes; before them, the coordinator could
+    wait for an acknowledgement it had dropped, or that the client never sent."""
+    if not serving(w, b) or w.brokers[b].paused:
+        return None
+    m = member_of(w.brokers[b].members, mid)
+    if m is None or m.state != M_UNREVOKED:
+        return None
+    c = consumer_of(w, mid)
+    healthy = False
+    if c is not None:
+        cons: KConsumer = w.consumers[c]
+        if not (cons.paused or cons.stalled):
+            ln = w.links[link_index(cfg, c, b)]
+            waits = (
+                cons.status == STABLE
+                and not cons.send_owned
+                and not cons.full
+                and not any(p in cons.owned for p in m.pending)
+                and not any(r.owned is not None or r.full for r in ln.to_broker)
+                and not any(r.assignment is not None or r.error != OK for r in ln.to_consumer)
+                # a heartbeat lost on the way: the client times out and its next heartbeat is full
+                and not (cons.awaiting and not ln.to_broker and not ln.to_consumer)
+            )
+            if not waits:
+                return None
+            healthy = True
+    br = fence(cfg, w.brokers[b], mid)
+    w2 = replace(w, brokers=tset(w.brokers, b, br), log=to_log(br))
+    if healthy and not w.hist.fenced_after_revoking:
+        w2 = replace(w2, hist=replace(w.hist, fenced_after_revoking=True))
+    return w2
+
+
+# -- failover -------------------------------------------------------------------------------------------
+def _spend(w: World, name: str) -> World | None:
+    left = getattr(w.budget, name)
+    return None if left <= 0 else replace(w, budget=replace(w.budget, **{name: left - 1}))
+
+
+def coordinator_crash(cfg: Config, w: World, b: int) -> World | None:
+    br = w.brokers[b]
+    if w.leader != b or not br.up:
+        return None
+    if cfg.failover_phase is not None and (br.role != STEADY or br.phase != cfg.failover_phase):
+        return None
+    w2 = _spend(w, "coordinator_failovers")
+    if w2 is None:
+        return None
+    links = clear_broker_links(cfg, w2.links, b)
+    return replace(w2, brokers=tset(w2.brokers, b, KCoordinator(up=False)), leader=None, links=links)
+
+
+def elect_coordinator(cfg: Config, w: World, b: int) -> World | None:
+    br = w.brokers[b]
+    if w.leader is not None or not br.up:
+        return None
+    return replace(w, brokers=tset(w.brokers, b, replace(br, role=CATCHUP)), leader=b)
+
+
+def load_group(cfg: Config, w: World, b: int) -> World | None:
+    """A new coordinator replays the group's records; its timers are armed afresh (derived here)."""
+    br = w.brokers[b]
+    if w.leader != b or not br.up or br.paused or br.role != CATCHUP:
+        return None
+    log: KLog = w.log
+    loaded = KCoordinator(
+        up=True,
+        role=STEADY,
+        group_epoch=log.group_epoch,
+        assign_epoch=log.assign_epoch,
+        target=log.target,
+        members=log.members,
+        pepochs=log.pepochs,
+    )
+    return replace(w, brokers=tset(w.brokers, b, settle(loaded)))
+
+
+def broker_restart(cfg: Config, w: World, b: int) -> World | None:
+    if w.brokers[b].up:
+        return None
+    links = clear_broker_links(cfg, w.links, b)
+    return replace(w, brokers=tset(w.brokers, b, KCoordinator(up=True, role=NONE)), links=links)

@@ -1,0 +1,332 @@
+"""KIP-848's action table (scenario ``protocol = "consumer"``, Kafka's ``group.protocol=consumer``).
+
+The order is the listing order within each actor; guards are necessary conditions, handlers decide.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from groupcheck.model.actions import ActionSpec, Protocol, WorldHooks, register
+from groupcheck.model.protocols.kip848 import client, coordinator, properties, render
+from groupcheck.model.protocols.kip848.state import IN_GROUP, RECONCILING
+from groupcheck.model.shared import faults
+from groupcheck.model.shared.state import ABSENT, CATCHUP, GONE, STEADY
+
+
+def parts(text: str) -> frozenset[str]:
+    return frozenset(text.split())
+
+
+def _in_group(cfg: Any, c: Any) -> bool:
+    return c.status in IN_GROUP and not c.paused
+
+
+def _coordinating(cfg: Any, b: int, br: Any, leader: int | None) -> bool:
+    return br.up and not br.paused and br.role == STEADY and leader == b
+
+
+CONSUMER_WRITES = parts("consumer link")
+RECEIVE = parts("consumer link")
+BROKER_READS = parts("broker consumers links leader log sizes budget hist")
+BROKER_WRITES = parts("broker link links log")
+LEADERSHIP = parts("broker brokers leader links budget")
+
+_CONSUMER = [
+    ActionSpec(
+        "ConsumerJoin",
+        "consumer",
+        "self",
+        client.start,
+        "fault",
+        "a consumer that was not running starts and joins with a member id of its own",
+        fair="fault",
+        spends="consumer_joins",
+        when=lambda cfg, c: c.status == ABSENT,
+        reads=parts("consumer budget hist"),
+        writes=parts("consumer budget hist"),
+    ),
+    ActionSpec(
+        "FindCoordinator",
+        "consumer",
+        "self",
+        client.find_coordinator,
+        "internal",
+        "asks which broker coordinates the group",
+        when=lambda cfg, c: _in_group(cfg, c) and c.coordinator is None,
+        reads=parts("consumer leader"),
+        writes=parts("consumer"),
+    ),
+    ActionSpec(
+        "Heartbeat",
+        "consumer",
+        "self",
+        client.heartbeat,
+        "send",
+        "sends a ConsumerGroupHeartbeat (epoch 0 to join; owned partitions only when they changed)",
+        when=lambda cfg, c: _in_group(cfg, c) and not c.awaiting and c.coordinator is not None,
+        request="Heartbeat",
+        reads=parts("consumer link brokers"),
+        writes=CONSUMER_WRITES,
+    ),
+    ActionSpec(
+        "Reconcile",
+        "consumer",
+        "self",
+        client.reconcile,
+        "internal",
+        "revokes and assigns to reach the last assignment received",
+        when=lambda cfg, c: c.status == RECONCILING and not c.paused and not c.stalled,
+        reads=parts("consumer"),
+        writes=parts("consumer"),
+    ),
+    ActionSpec(
+        "RequestTimeout",
+        "consumer",
+        "self",
+        client.request_timeout,
+        "timeout",
+        "gives up on a heartbeat whose request or answer was lost; rediscovers, next heartbeat full",
+        when=lambda cfg, c: _in_group(cfg, c) and c.awaiting,
+        reads=parts("consumer link brokers"),
+        writes=parts("consumer"),
+    ),
+    ActionSpec(
+        "HeartbeatResponse",
+        "consumer",
+        "responses",
+        client.receive,
+        "internal",
+        "receives a ConsumerGroupHeartbeat response",
+        fair="connection",
+        message="HeartbeatResponse",
+        when=lambda cfg, c: not c.paused,
+        reads=RECEIVE,
+        writes=RECEIVE,
+    ),
+    ActionSpec(
+        "GcResume",
+        "consumer",
+        "self",
+        faults.consumer_resume,
+        "fault",
+        "a paused consumer resumes",
+        when=lambda cfg, c: c.status not in GONE and c.paused,
+        reads=parts("consumer"),
+        writes=parts("consumer"),
+    ),
+    ActionSpec(
+        "LeaveGroup",
+        "consumer",
+        "self",
+        client.leave,
+        "fault",
+        "unsubscribes and closes: revokes everything and sends a heartbeat with epoch -1",
+        fair="fault",
+        spends="consumer_leaves",
+        request="Heartbeat",
+        when=_in_group,
+        reads=parts("consumer link brokers budget"),
+        writes=parts("consumer link budget"),
+    ),
+    ActionSpec(
+        "GcPause",
+        "consumer",
+        "self",
+        faults.consumer_pause,
+        "fault",
+        "a consumer stops for a GC pause",
+        fair="fault",
+        spends="gc_pauses",
+        when=_in_group,
+        reads=parts("consumer budget"),
+        writes=parts("consumer budget"),
+    ),
+    ActionSpec(
+        "PollStall",
+        "consumer",
+        "self",
+        faults.poll_stall,
+        "internal",
+        "the application thread stalls (a slow revocation callback) while heartbeats go on",
+        fair="fault",
+        spends="poll_stalls",
+        when=lambda cfg, c: _in_group(cfg, c) and not c.stalled,
+        reads=parts("consumer budget"),
+        writes=parts("consumer budget"),
+    ),
+    ActionSpec(
+        "PollResume",
+        "consumer",
+        "self",
+        faults.poll_resume,
+        "internal",
+        "the stalled application thread runs again",
+        fair="fault",
+        when=lambda cfg, c: _in_group(cfg, c) and c.stalled,
+        reads=parts("consumer"),
+        writes=parts("consumer"),
+    ),
+    ActionSpec(
+        "ConsumerCrash",
+        "consumer",
+        "self",
+        client.crash,
+        "fault",
+        "a consumer crashes (its process does not come back)",
+        fair="fault",
+        spends="consumer_crashes",
+        when=lambda cfg, c: c.status not in GONE,
+        reads=parts("consumer budget"),
+        writes=parts("consumer links budget"),
+    ),
+]
+
+_BROKER = [
+    ActionSpec(
+        "HandleHeartbeat",
+        "broker",
+        "requests",
+        coordinator.handle_heartbeat,
+        "internal",
+        "takes a heartbeat: validates, bumps, assigns, reconciles the member, writes and answers",
+        fair="connection",
+        message="Heartbeat",
+        when=lambda cfg, b, br, leader: br.up and not br.paused,
+        reads=BROKER_READS,
+        writes=BROKER_WRITES,
+    ),
+    ActionSpec(
+        "LoadGroup",
+        "broker",
+        "self",
+        coordinator.load_group,
+        "internal",
+        "a new coordinator replays the group's records and arms every member's timers afresh",
+        when=lambda cfg, b, br, leader: br.up and not br.paused and br.role == CATCHUP,
+        reads=parts("broker leader log"),
+        writes=parts("broker"),
+    ),
+    ActionSpec(
+        "SessionExpired",
+        "broker",
+        "members",
+        coordinator.session_expired,
+        "timeout",
+        "a member's session times out: fenced, group epoch bumped",
+        fair="member",
+        when=_coordinating,
+        reads=BROKER_READS,
+        writes=parts("broker log"),
+    ),
+    ActionSpec(
+        "RebalanceTimeout",
+        "broker",
+        "members",
+        coordinator.rebalance_timeout,
+        "timeout",
+        "a member still revoking when its rebalance timeout runs out is fenced",
+        fair="member",
+        when=_coordinating,
+        reads=BROKER_READS,
+        writes=parts("broker log hist"),
+    ),
+    ActionSpec(
+        "GcResume",
+        "broker",
+        "self",
+        faults.broker_resume,
+        "fault",
+        "a paused broker resumes",
+        when=lambda cfg, b, br, leader: br.paused,
+        reads=parts("broker"),
+        writes=parts("broker"),
+    ),
+    ActionSpec(
+        "CoordinatorCrash",
+        "broker",
+        "self",
+        coordinator.coordinator_crash,
+        "fault",
+        "the coordinator crashes",
+        fair="fault",
+        spends="coordinator_failovers",
+        when=lambda cfg, b, br, leader: leader == b,
+        reads=parts("broker leader budget"),
+        writes=LEADERSHIP,
+    ),
+    ActionSpec(
+        "ElectCoordinator",
+        "broker",
+        "self",
+        coordinator.elect_coordinator,
+        "fault",
+        "becomes the offsets partition's leader, and so the coordinator",
+        when=lambda cfg, b, br, leader: leader is None and br.up,
+        reads=parts("broker leader"),
+        writes=LEADERSHIP,
+    ),
+    ActionSpec(
+        "BrokerRestart",
+        "broker",
+        "self",
+        coordinator.broker_restart,
+        "fault",
+        "a crashed broker starts again",
+        fair="fault",
+        when=lambda cfg, b, br, leader: not br.up,
+        reads=parts("broker"),
+        writes=parts("broker links"),
+    ),
+]
+
+_ENV = [
+    ActionSpec(
+        "HealLink",
+        "env",
+        "links",
+        faults.heal_link,
+        "fault",
+        "a cut link heals",
+        fair="args",
+        when=lambda cfg, cut: cut,
+        reads=parts("link"),
+        writes=parts("link"),
+    ),
+    ActionSpec(
+        "CutLink",
+        "env",
+        "links",
+        faults.cut_link,
+        "fault",
+        "a link is cut: what is in flight on it is lost (a lost request or response)",
+        fair="fault",
+        spends="network_partitions",
+        when=lambda cfg, cut: not cut,
+        reads=parts("link budget"),
+        writes=parts("link budget"),
+    ),
+]
+
+HOOKS = WorldHooks(
+    initial_world=render.initial_world,
+    properties=properties.properties,
+    invariant_names=properties.INVARIANT_NAMES,
+    property_names=properties.PROPERTY_NAMES,
+    is_terminal=render.is_terminal,
+    state_dict=render.state_dict,
+    describe=render.describe,
+    violation_message=render.violation_message,
+    phase=render.phase,
+    consumer_symmetry=True,
+)
+
+CONSUMER = register(
+    Protocol(
+        "consumer",
+        "KIP-848 (group.protocol=consumer): ConsumerGroupHeartbeat, epochs, server-side reconciliation",
+        (*_CONSUMER, *_BROKER, *_ENV),
+        phases=render.PHASES,
+        hooks=HOOKS,
+    )
+)

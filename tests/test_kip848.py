@@ -1,0 +1,316 @@
+"""KIP-848 (protocol "consumer"): the coordinator's reconciliation rules on small hand-made members, the
+stories of a join and a lost response step by step, every catalogue scenario's verdict, and the traces'
+replay and renderings."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from groupcheck.model.group import GroupModel, walk
+from groupcheck.model.protocols.kip848.coordinator import (
+    member_of,
+    next_assignment,
+    reconcile,
+    update_pepochs,
+)
+from groupcheck.model.protocols.kip848.state import (
+    FENCED_MEMBER_EPOCH,
+    FREE,
+    M_STABLE,
+    M_UNRELEASED,
+    M_UNREVOKED,
+    KMember,
+)
+from groupcheck.model.scenario import load_scenario, scenario_from_data
+from groupcheck.model.shared.config import Config
+from groupcheck.model.shared.state import Budget
+
+from groupcheck import check_scenario
+from groupcheck.cli import main
+from groupcheck.verify import replay_trace
+
+ROOT = Path(__file__).resolve().parent.parent
+CONSUMER = sorted((ROOT / "specs" / "consumer").glob("*.toml")) + sorted(
+    (ROOT / "specs" / "liveness").glob("consumer-*-settles.toml")
+)
+HISTORY = [
+    p for p in sorted((ROOT / "specs" / "history").glob("*.toml")) if 'protocol = "consumer"' in p.read_text()
+]
+
+
+# -- CurrentAssignmentBuilder on hand-made members (slots 0, 1; partition epochs per slot) -------------
+def test_revocation_first_keeps_the_epoch() -> None:
+    m = KMember(3, 2, M_STABLE, (0, 1))
+    new = next_assignment(m, 4, (0,), None, (3, 3))
+    assert new == KMember(3, 3, M_UNREVOKED, (0,), (1,))  # epoch kept, previous := epoch
+
+
+def test_revoked_already_gone_needs_no_round_trip() -> None:
+    m = KMember(3, 2, M_STABLE, (0, 1))
+    assert next_assignment(m, 4, (0,), (0,), (3, 3)) == KMember(4, 3, M_STABLE, (0,))
+
+
+def test_unreleased_partition_is_withheld() -> None:
+    m = KMember(0, 0)
+    assert next_assignment(m, 2, (1,), (), (FREE, 1)) == KMember(2, 0, M_UNRELEASED, ())
+    assert next_assignment(m, 2, (1,), (), (FREE, FREE)) == KMember(2, 0, M_STABLE, (1,))
+
+
+def test_own_pending_partition_is_not_unreleased() -> None:
+    """KAFKA-19449: a partition in this member's own pending set may come back to it."""
+    m = KMember(3, 3, M_UNREVOKED, (0,), (1,))
+    assert next_assignment(m, 5, (0, 1), (0,), (3, 3)) == KMember(5, 3, M_STABLE, (0, 1))
+
+
+def test_revocation_blocks_a_new_target() -> None:
+    """KAFKA-16249's design: an UNREVOKED member is not recomputed until the request shows the revoked
+    partitions gone (an absent owned list means it may still own them)."""
+    m = KMember(3, 3, M_UNREVOKED, (0,), (1,))
+    assert reconcile(m, 5, (1,), None, (3, 3)) == m
+    assert reconcile(m, 5, (1,), (0, 1), (3, 3)) == m
+    assert reconcile(m, 5, (1,), (0,), (3, 3)) == KMember(3, 3, M_UNREVOKED, (), (0,))
+
+
+def test_kafka_16249_recompute_from_scratch_drops_the_acknowledgement() -> None:
+    """Before the fix, a member revoking t0-1 against the target of epoch 4 is recomputed from all it
+    holds when the target of epoch 5 arrives, ignoring the request that acknowledges the revocation."""
+    m = KMember(3, 3, M_UNREVOKED, (0,), (1,), target_epoch=4)
+    assert reconcile(m, 5, (0,), (0,), (3, 3), blocking=False) == KMember(3, 3, M_UNREVOKED, (0,), (1,), 5)
+    assert reconcile(m, 5, (0,), (0,), (3, 3)) == KMember(5, 3, M_STABLE, (0,))  # the fix takes the ack
+    assert reconcile(m, 4, (0,), (0,), (3, 3), blocking=False) == KMember(4, 3, M_STABLE, (0,))
+
+
+def test_partition_epochs_replaced_and_the_kafka_16147_bookkeeping() -> None:
+    old = KMember(3, 3, M_UNREVOKED, (0,), (1,))
+    new = KMember(5, 3, M_STABLE, (0, 1))
+    assert update_pepochs((3, 3), old, new, True) == (5, 5)
+    # before the fix: t0-1 moved from pending back to assigned and lost its epoch
+    assert update_pepochs((3, 3), old, new, False) == (5, FREE)
+    assert update_pepochs((5, 5), new, None, True) == (FREE, FREE)
+
+
+# -- stories, step by step ----------------------------------------------------------------------------
+def _cfg(**faults: int) -> Config:
+    return Config(consumers=1, brokers=1, topics=(("t0", 2),), protocol="consumer", budget=Budget(**faults))
+
+
+def test_a_join_revokes_then_releases() -> None:
+    model = GroupModel(_cfg(consumer_joins=1))
+    w = walk(
+        model,
+        model.init_states()[0],
+        ("ConsumerJoin", "C2", (1,)),
+        ("FindCoordinator", "C2", (1,)),
+        ("Heartbeat", "C2", (1,)),
+        ("HandleHeartbeat", "B1", (0, 1)),
+    )
+    br = w.brokers[0]
+    assert (br.group_epoch, br.assign_epoch) == (2, 2)
+    assert member_of(br.members, 2) == KMember(2, 0, M_UNRELEASED, ())  # t0-1 still held by m1
+    w = walk(model, w, ("Heartbeat", "C1", (0,)), ("HandleHeartbeat", "B1", (0, 0)))
+    assert member_of(w.brokers[0].members, 1) == KMember(1, 1, M_UNREVOKED, (0,), (1,))
+    assert w.brokers[0].phase == 3
+    w = walk(
+        model,
+        w,
+        ("HeartbeatResponse", "C1", (0, 0)),
+        ("Reconcile", "C1", (0,)),
+        ("Heartbeat", "C1", (0,)),
+        ("HandleHeartbeat", "B1", (0, 0)),
+    )
+    assert member_of(w.brokers[0].members, 1) == KMember(2, 1, M_STABLE, (0,))
+    assert w.brokers[0].pepochs == (2, FREE)
+    w = walk(
+        model,
+        w,
+        ("HeartbeatResponse", "C2", (1, 0)),
+        ("Heartbeat", "C2", (1,)),
+        ("HandleHeartbeat", "B1", (0, 1)),
+    )
+    assert member_of(w.brokers[0].members, 2) == KMember(2, 2, M_STABLE, (1,))
+
+
+def test_a_lost_response_is_tolerated_at_the_previous_epoch() -> None:
+    model = GroupModel(_cfg(consumer_joins=1, network_partitions=1))
+    w = walk(
+        model,
+        model.init_states()[0],
+        ("ConsumerJoin", "C2", (1,)),
+        ("FindCoordinator", "C2", (1,)),
+        ("Heartbeat", "C2", (1,)),
+        ("HandleHeartbeat", "B1", (0, 1)),
+        ("Heartbeat", "C1", (0,)),
+        ("HandleHeartbeat", "B1", (0, 0)),
+        ("HeartbeatResponse", "C1", (0, 0)),
+        ("Reconcile", "C1", (0,)),
+        ("Heartbeat", "C1", (0,)),
+        ("HandleHeartbeat", "B1", (0, 0)),  # m1 moves to epoch 2 ...
+        ("CutLink", "env", (0, 0)),  # ... and the answer is lost
+        ("HealLink", "env", (0, 0)),
+        ("RequestTimeout", "C1", (0,)),
+        ("FindCoordinator", "C1", (0,)),
+        ("Heartbeat", "C1", (0,)),  # full: epoch 1 (its previous), owned t0-0
+    )
+    req = w.links[0].to_broker[0]
+    assert (req.epoch, req.owned, req.full) == (1, (0,), True)
+    w = walk(model, w, ("HandleHeartbeat", "B1", (0, 0)))
+    resp = w.links[0].to_consumer[0]
+    assert (resp.error, resp.epoch, resp.assignment) == ("none", 2, (0,))
+
+
+def test_a_stale_epoch_owning_a_revoked_partition_is_fenced() -> None:
+    model = GroupModel(_cfg(consumer_joins=1))
+    w = walk(
+        model,
+        model.init_states()[0],
+        ("ConsumerJoin", "C2", (1,)),
+        ("FindCoordinator", "C2", (1,)),
+        ("Heartbeat", "C2", (1,)),
+        ("HandleHeartbeat", "B1", (0, 1)),
+        ("Heartbeat", "C1", (0,)),
+        ("HandleHeartbeat", "B1", (0, 0)),
+        ("HeartbeatResponse", "C1", (0, 0)),
+        ("Reconcile", "C1", (0,)),
+        ("Heartbeat", "C1", (0,)),
+        ("HandleHeartbeat", "B1", (0, 0)),
+        ("HeartbeatResponse", "C1", (0, 0)),
+    )
+    # a hand-made request at epoch 1 still owning t0-1, not in its assignment any more: fenced
+    from groupcheck.checker.fingerprint import replace
+    from groupcheck.model.protocols.kip848.coordinator import handle_heartbeat
+    from groupcheck.model.protocols.kip848.state import KMsg
+    from groupcheck.model.shared.state import Link
+
+    forged = replace(
+        w, links=(Link(to_broker=(KMsg("Heartbeat", 1, 1, owned=(0, 1), full=True),)), *w.links[1:])
+    )
+    nxt = handle_heartbeat(model.cfg, forged, 0, 0)
+    assert nxt is not None and nxt.links[0].to_consumer[0].error == FENCED_MEMBER_EPOCH
+
+
+def test_kafka_19233_a_known_member_rejoining_at_epoch_0() -> None:
+    """Fixed: accepted whatever the member's epochs; before the fix, fenced unless its previous epoch is 0."""
+    from dataclasses import replace as dc_replace
+
+    from groupcheck.model.protocols.kip848.coordinator import rejoin_refused
+
+    cfg = _cfg()
+    pre = dc_replace(cfg, switches=dc_replace(cfg.switches, epoch0_rejoin=False))
+    for m in (KMember(2, 2, M_UNRELEASED), KMember(2, 0, M_UNRELEASED), KMember(0, 0)):
+        assert not rejoin_refused(cfg, m)
+    assert rejoin_refused(pre, KMember(2, 2, M_UNRELEASED))
+    assert not rejoin_refused(pre, KMember(2, 0, M_UNRELEASED))
+
+
+def test_scenarios_refuse_other_assignors_and_classic_properties() -> None:
+    base = {"name": "x", "protocol": "consumer"}
+    with pytest.raises(Exception, match="range"):
+        scenario_from_data({**base, "assignor": "sticky"}, "x.toml")
+    with pytest.raises(Exception, match="unknown property"):
+        scenario_from_data({**base, "check": {"properties": ["no-stale-commit"]}}, "x.toml")
+    sc = scenario_from_data(base, "x.toml")
+    assert "valid-partition-epoch" in sc.properties and not sc.config.renumber_generations
+
+
+# -- the catalogue ---------------------------------------------------------------------------------------
+@pytest.mark.parametrize("path", CONSUMER + HISTORY, ids=lambda p: p.stem)
+def test_verdict_replay_and_renderings(path: Path, tmp_path: Path) -> None:
+    o = check_scenario(path, tmp_path)
+    assert o.as_expected and not o.vacuous, (o.result.verdict, o.result.property, o.vacuous)
+    if load_scenario(path).expect_verdict == "violated":
+        assert o.trace_dir is not None
+        trace = o.trace_dir / "trace.json"
+        assert replay_trace(trace).reproduced
+        assert main(["replay", str(trace)]) == 0
+        html = (o.trace_dir / "trace.html").read_text()
+        assert "Heartbeat(" in html
+
+
+def test_consumer_symmetry_merges_worlds_that_differ_by_which_process_started() -> None:
+    """KIP-848's records name consumers by member id only, so permuting consumer processes (with their
+    links) gives a world in the same class; a different world stays in another."""
+    model = GroupModel(
+        Config(
+            consumers=1, brokers=1, topics=(("t0", 2),), protocol="consumer", budget=Budget(consumer_joins=2)
+        )
+    )
+    w0 = model.init_states()[0]
+    a = walk(
+        model, w0, ("ConsumerJoin", "C2", (1,)), ("FindCoordinator", "C2", (1,)), ("Heartbeat", "C2", (1,))
+    )
+    b = walk(
+        model, w0, ("ConsumerJoin", "C3", (2,)), ("FindCoordinator", "C3", (2,)), ("Heartbeat", "C3", (2,))
+    )
+    assert a != b and model.symmetric_fingerprint(a) == model.symmetric_fingerprint(b)
+    c = walk(model, w0, ("ConsumerJoin", "C2", (1,)), ("FindCoordinator", "C2", (1,)))
+    assert model.symmetric_fingerprint(c) != model.symmetric_fingerprint(a)
+
+
+def test_uniform_assignor_is_sticky_and_balanced() -> None:
+    from groupcheck.model.protocols.kip848.coordinator import uniform
+
+    parts = [0, 1, 2, 3]
+    assert uniform([1], parts, ()) == {1: (0, 1, 2, 3)}
+    # a member joins: the old member keeps half of what it had, the newcomer gets the rest
+    assert uniform([1, 2], parts, ((1, (0, 1, 2, 3)),)) == {1: (0, 1), 2: (2, 3)}
+    # a member leaves: the survivors keep theirs and share the freed partitions
+    assert uniform([1, 3], parts, ((1, (0,)), (3, (2, 3)))) == {1: (0, 1), 3: (2, 3)}
+    # three members, four partitions: the member that kept two keeps the extra slot
+    got = uniform([1, 2, 3], parts, ((1, (0,)), (2, (1, 2)), (3, (3,))))
+    assert got == {1: (0,), 2: (1, 2), 3: (3,)}
+    for ids in ([1], [1, 2], [1, 2, 3], [1, 2, 3, 4, 5]):
+        got = uniform(ids, parts, ())
+        sizes = [len(v) for v in got.values()]
+        assert sorted(p for v in got.values() for p in v) == parts and max(sizes) - min(sizes) <= 1
+
+
+def test_every_protocol_step_is_fair_and_no_fault_is() -> None:
+    """As for the other protocols (tests/test_liveness_model.py): every enabled step of a KIP-848 world
+    is covered by exactly one fairness class, except the faults, covered by none."""
+    budget = Budget(
+        gc_pauses=1, network_partitions=1, poll_stalls=1, coordinator_failovers=1, consumer_leaves=1
+    )
+    model = GroupModel(Config(protocol="consumer", budget=budget))
+    classes = model.fairness()
+    init = model.init_states()[0]
+    seen, queue, checked = {model.fingerprint(init)}, [init], 0
+    while queue and checked < 1500:
+        w = queue.pop(0)
+        checked += 1
+        for a in model.actions(w):
+            nxt = model.next_state(w, a)
+            if nxt is None:
+                continue
+            covering = [c.name for c in classes if c.covers(a)]
+            assert len(covering) == (0 if a.name in model.protocol.unfair() else 1), (a, covering)
+            if (fp := model.fingerprint(nxt)) not in seen:
+                seen.add(fp)
+                queue.append(nxt)
+
+
+def test_uniform_assignor_exhaustively_on_small_groups() -> None:
+    """Every previous target of up to 3 members (and a departed one) over up to 5 partitions: every
+    partition assigned exactly once, sizes within one of each other, and each member keeps at least
+    min(what it had, the smaller quota) of its previous target (stickiness)."""
+    from itertools import product
+
+    from groupcheck.model.protocols.kip848.coordinator import uniform
+
+    for n in (1, 2, 3):
+        ids = list(range(1, n + 1))
+        for count in range(6):
+            parts = list(range(count))
+            for owners in product(range(n + 2), repeat=count):  # 0: nobody, n + 1: a departed member
+                old = tuple(
+                    (m, tuple(p for p, o in zip(parts, owners, strict=True) if o == m))
+                    for m in range(1, n + 2)
+                )
+                got = uniform(ids, parts, old)
+                assert sorted(p for v in got.values() for p in v) == parts, (ids, old, got)
+                sizes = [len(got[m]) for m in ids]
+                assert max(sizes) - min(sizes) <= 1, (ids, old, got)
+                base = count // n
+                for m in ids:
+                    had = dict(old)[m]
+                    assert len(set(had) & set(got[m])) >= min(len(had), base), (m, old, got)
