@@ -322,7 +322,7 @@ def cmd_check(args: argparse.Namespace) -> int:
     with stopper.catching_signals():
         for k, sc in enumerate(scenarios, start=1):
             hook, stop = _progress_hook(sc.name, f"{k} of {len(scenarios)}" if len(scenarios) > 1 else "")
-            est = None if args.no_estimate or args.resume else _estimate(sc, args)
+            est = _estimate(sc, args) if _estimating(args, len(scenarios)) else None
             stopper.start()
             try:
                 o = check_scenario(
@@ -412,6 +412,18 @@ def _duration(seconds: float) -> str:
     if seconds >= 90:
         return f"{seconds / 60:.0f} min"
     return f"{seconds:.0f} s"
+
+
+# an estimate costs a few seconds a scenario: a run of more scenarios than this (a catalogue in CI)
+# estimates only when --estimate asks
+ESTIMATE_UP_TO = 3
+
+
+def _estimating(args: argparse.Namespace, scenarios: int) -> bool:
+    """Whether to estimate each scenario's size before searching it."""
+    if args.no_estimate or args.resume:
+        return False
+    return args.estimate or scenarios <= ESTIMATE_UP_TO
 
 
 def _estimate(sc: Scenario, args: argparse.Namespace) -> Estimate:
@@ -1239,7 +1251,12 @@ def build_parser() -> argparse.ArgumentParser:
         "--no-estimate",
         action="store_true",
         help="do not estimate the search's size before it starts (a few seconds a scenario; printed above "
-        f"{ESTIMATE_SHOWN:,} states, always in --json)",
+        f"{ESTIMATE_SHOWN:,} states, always in --json; by default only for up to {ESTIMATE_UP_TO} scenarios)",
+    )
+    p.add_argument(
+        "--estimate",
+        action="store_true",
+        help=f"estimate every scenario's size, also in a run of more than {ESTIMATE_UP_TO}",
     )
     p.add_argument(
         "--expect-from",

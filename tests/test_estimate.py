@@ -119,3 +119,25 @@ def test_check_keeps_the_estimate_in_its_json_and_changes_nothing_of_the_search(
     assert a["estimate"]["low"] <= a["estimate"]["states"] <= a["estimate"]["high"]
     for key in ("verdict", "distinct_states", "states_generated", "depth", "coverage"):
         assert a[key] == b[key]
+
+
+def test_a_run_of_many_scenarios_estimates_only_when_asked(tmp_path: Path) -> None:
+    """The estimate costs seconds a scenario: a catalogue run (more than ESTIMATE_UP_TO scenarios) skips it
+    unless --estimate asks; a run of a few scenarios has it."""
+    from groupcheck.cli import ESTIMATE_UP_TO
+
+    names = [
+        "consumer-joins",
+        "stable-group-no-faults",
+        "startup-first-rebalance",
+        "consumer-crash-and-leave",
+    ]
+    assert len(names) > ESTIMATE_UP_TO
+    files = [str(SPECS / f"{n}.toml") for n in names]
+    many, asked, few = tmp_path / "many.json", tmp_path / "asked.json", tmp_path / "few.json"
+    assert main(["check", *files, "--json", str(many)]) == 0
+    assert all(row["estimate"] is None for row in json.loads(many.read_text()))
+    assert main(["check", *files, "--json", str(asked), "--estimate"]) == 0
+    assert all(row["estimate"] is not None for row in json.loads(asked.read_text()))
+    assert main(["check", *files[:ESTIMATE_UP_TO], "--json", str(few)]) == 0
+    assert all(row["estimate"] is not None for row in json.loads(few.read_text()))
