@@ -247,6 +247,34 @@ def _run_dir(args: argparse.Namespace, sc: Scenario, n_scenarios: int) -> Path |
     return Path(base) if n_scenarios == 1 else Path(base) / sc.name
 
 
+def _check_run_dirs(args: argparse.Namespace, scenarios: list[Scenario]) -> None:
+    """Every scenario's run directory, as far as it can be judged before any search (or Spark) starts:
+    --checkpoint's must hold no run, --resume's must hold a run sealed with this user's run key, of this
+    scenario and this engine. A problem is one line (exit 2) before anything runs, not after the
+    scenarios before it were searched (and Spark's start-up lines printed)."""
+    if not (args.checkpoint or args.resume):
+        return
+    from groupcheck.checker.checkpoint import LOCAL_FORMAT, RUN_FILE, check_identity, read_sealed
+    from groupcheck.checker.errors import CheckerError
+    from groupcheck.checker.spark import RUN_FORMAT
+    from groupcheck.runner import as_checked, run_key
+
+    for sc in scenarios:
+        where = _run_dir(args, sc, len(scenarios))
+        assert where is not None
+        if args.checkpoint:
+            if (where / RUN_FILE).exists() or (where / RUN_FILE).is_symlink():
+                raise CheckerError(f"{where}: already holds a run; resume it or choose an empty directory")
+            if where.exists() and not where.is_dir():
+                raise CheckerError(f"{where}: not a folder, so not a run directory")
+            continue
+        if not where.is_dir():
+            raise CheckerError(f"{where}: no such run directory")
+        fmt = RUN_FORMAT if args.engine == "spark" else LOCAL_FORMAT
+        key = run_key(as_checked(sc, args.max_depth, args.max_states))
+        check_identity(where, read_sealed(where), {"format": fmt, "key": key})
+
+
 def _json_to_stdout(command: Callable[[argparse.Namespace], int]) -> Callable[[argparse.Namespace], int]:
     """``--json -`` writes the JSON to stdout, as Unix tools do: everything else the command prints goes
     to stderr meanwhile, so that stdout is the JSON alone (``... --json - | jq``)."""
@@ -309,6 +337,7 @@ def cmd_check(args: argparse.Namespace) -> int:
     scenarios = _supported(scenarios, problems, args)
     if not scenarios:
         return EXIT_BAD_INPUT
+    _check_run_dirs(args, scenarios)
     out_dir = Path(args.out) if args.out else None
     stopper = Stopper(args.max_time, args.max_memory)
     if args.max_memory is not None and args.workers > 1:
