@@ -1425,6 +1425,7 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 
 def _main(argv: Sequence[str] | None, interrupted: list[bool]) -> int:
+    args: argparse.Namespace | None = None
     try:
         args = build_parser().parse_args(argv)
         _load_variants(args)
@@ -1442,6 +1443,18 @@ def _main(argv: Sequence[str] | None, interrupted: list[bool]) -> int:
         if isinstance(exc, OSError):
             where = f"{exc.filename}: " if exc.filename else ""  # never "groupcheck: : ..."
             print(f"groupcheck: {where}{exc.strerror or exc}", file=sys.stderr)
+            return EXIT_BAD_INPUT
+        refs = getattr(args, "model", None)
+        if refs and not os.environ.get("GROUPCHECK_TRACEBACK"):
+            # with a variant loaded, a failure in groupcheck's own code is almost always a world one of its
+            # handlers returned malformed (the right type, the wrong contents): one line, not a traceback
+            said = " ".join(str(exc).split())[:300]
+            print(
+                f"groupcheck: --model {', '.join(refs)}: the search failed with {type(exc).__name__}: {said} "
+                "(a world a variant's handler returned is likely malformed; "
+                "GROUPCHECK_TRACEBACK=1 shows where)",
+                file=sys.stderr,
+            )
             return EXIT_BAD_INPUT
         raise
 

@@ -77,11 +77,11 @@ def load_variant(ref: str) -> Protocol:
         raise VariantError(f"--model {ref}: {exc}") from None
     if obj.name in registered():
         existing = lookup(obj.name)
-        if not existing.origin:
+        if not existing.origin and existing is not obj:  # (a module may register its own protocol)
             raise VariantError(
                 f"--model {ref}: {obj.name!r} is a built-in protocol; name the variant otherwise"
             )
-        if existing.origin.get("sha256") != digest:
+        if existing is not obj and existing.origin.get("sha256") != digest:
             raise VariantError(f"--model {ref}: a protocol named {obj.name!r} is already registered")
     try:
         return register(protocol, replace_existing=True)
@@ -138,6 +138,9 @@ def _guarded(ref: str, spec: ActionSpec) -> ActionSpec:
     raise (or return what is not a world): a VariantError, bad input, exit 2, never a traceback."""
     where = f"--model {ref}: action {spec.name} (of a {spec.actor})"
     handler = spec.handler
+    ran = where
+    if getattr(handler, "__module__", "").startswith("groupcheck."):  # a built-in handler the variant kept
+        ran += ", groupcheck's own handler, on a world the variant's handlers made,"
 
     @functools.wraps(handler)
     def run(cfg: Any, w: Any, *args: Any) -> Any:
@@ -146,7 +149,7 @@ def _guarded(ref: str, spec: ActionSpec) -> ActionSpec:
         except BaseException as exc:
             if _ours(exc):
                 raise
-            raise VariantError(f"{where} raised {_said(exc)}") from None
+            raise VariantError(f"{ran} raised {_said(exc)}") from None
         if nxt is not None and (
             type(nxt) is not type(w) or any(type(a) is not type(b) for a, b in zip(nxt, w, strict=True))
         ):

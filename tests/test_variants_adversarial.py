@@ -93,6 +93,16 @@ BAD_VARIANTS = {
         'V = eager.variant("v", "s", handlers={"Fetch": h})',
         "returned a world whose consumers is a NoneType",
     ),
+    "handler_returns_a_world_of_junk_consumers": (
+        "def h(cfg, w, *a):\n    return w._replace(consumers=(1, 2))\n"
+        'V = eager.variant("v", "s", handlers={"Fetch": h})',
+        "the search failed with AttributeError",
+    ),
+    "handler_returns_a_world_short_of_a_consumer": (
+        "def h(cfg, w, *a):\n    return w._replace(consumers=w.consumers[:1])\n"
+        'V = eager.variant("v", "s", handlers={"Fetch": h})',
+        "groupcheck's own handler, on a world the variant's handlers made, raised IndexError",
+    ),
     "guard_raises": (
         'def g(*a):\n    raise RuntimeError("guard boom")\n'
         'V = Protocol("v", "s", tuple(replace(s, when=g) if s.name == "Fetch" else s '
