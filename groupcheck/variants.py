@@ -16,6 +16,7 @@ import functools
 import importlib
 import importlib.util
 import os
+import shlex
 import stat
 import sys
 from dataclasses import replace
@@ -225,7 +226,11 @@ def trace_model_problem(doc: dict[str, Any]) -> str | None:
         isinstance(recorded.get(k), str) for k in ("protocol", "module", "object", "sha256")
     ):
         return "its 'model' entry must hold protocol, module, object and sha256 strings"
-    hint = f"--model {recorded['module']}:{recorded['object']}"
+    module, obj = recorded["module"], recorded["object"]
+    if len(module) > 4096 or "\n" in module or not obj.isidentifier() or len(recorded["protocol"]) > 200:
+        return "its 'model' entry is malformed (a module path, an object name, a protocol name)"
+    # quoted: the file chooses this text, and a reader may paste it into a shell
+    hint = "--model " + shlex.quote(f"{module}:{obj}")
     try:
         loaded = lookup(recorded["protocol"])
     except KeyError:

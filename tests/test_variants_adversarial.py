@@ -214,3 +214,23 @@ def test_show_and_render_take_the_same_module_by_another_path(
         err = capsys.readouterr().err
         assert code == 0, err
         assert "in the file" not in err, err
+
+
+def test_the_hint_a_forged_model_entry_prints_is_quoted_and_short(
+    variant_trace: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The file chooses the 'run with --model ...' hint: a module named 'x; rm -rf ~' was printed as is,
+    ready to paste into a shell, and a 10 MB one was printed whole on one line."""
+    doc = json.loads(variant_trace.read_text())
+    doc["model"]["module"] = "x; rm -rf ~"
+    forged = tmp_path / "forged.json"
+    forged.write_text(json.dumps(doc))
+    capsys.readouterr()
+    assert main(["replay", str(forged)]) == 2
+    line = _one_line(capsys.readouterr().err)
+    assert "run with --model 'x; rm -rf ~:MAJORITY_JOIN'" in line, line
+    doc["model"]["module"] = "x" * 10_000_000
+    forged.write_text(json.dumps(doc))
+    assert main(["replay", str(forged)]) == 2
+    line = _one_line(capsys.readouterr().err)
+    assert len(line) < 300 and "its 'model' entry is malformed" in line
