@@ -1082,11 +1082,24 @@ class _Parser(argparse.ArgumentParser):
 
             known = sorted(self._all_options())
             for word in message.removeprefix("unrecognized arguments: ").split():
-                close = difflib.get_close_matches(word.split("=")[0], known, n=1, cutoff=0.6)
+                flag = word.split("=")[0]
+                if word.startswith("-") and flag in known:  # another command's option, not this one's
+                    message += f" ({flag} is an option of {', '.join(self._commands_with(flag))} only)"
+                    break
+                close = difflib.get_close_matches(flag, known, n=1, cutoff=0.6)
                 if word.startswith("-") and close:
                     message += f" (did you mean {close[0]}?)"
                     break
         raise UsageError(message)
+
+    def _commands_with(self, flag: str) -> list[str]:
+        return [
+            name
+            for action in self._actions
+            if isinstance(action, argparse._SubParsersAction)
+            for name, sub in action.choices.items()
+            if flag in sub._option_string_actions
+        ]
 
     def _all_options(self) -> set[str]:
         """The option strings of this parser and of its subcommands'."""
@@ -1199,12 +1212,14 @@ def build_parser() -> argparse.ArgumentParser:
     )
     p.add_argument("--yes", action="store_true", help="write without asking")
     p.add_argument("--replace", action="store_true", help="also rewrite an [expect] that says something else")
+    _model_option(p)
     p.set_defaults(func=cmd_pin)
     p = sub.add_parser(
         "list",
         help="list scenario files: protocol, faults, expected verdict, story (fitted to the terminal)",
     )
     p.add_argument("paths", nargs="+", metavar="PATH")
+    _model_option(p)
     p.set_defaults(func=cmd_list)
     p = sub.add_parser("sweep", help="check a grid of scenarios (a sweep file) as Spark tasks")
     p.add_argument("sweep", metavar="SWEEP.toml")

@@ -234,3 +234,17 @@ def test_the_hint_a_forged_model_entry_prints_is_quoted_and_short(
     assert main(["replay", str(forged)]) == 2
     line = _one_line(capsys.readouterr().err)
     assert len(line) < 300 and "its 'model' entry is malformed" in line
+
+
+def test_list_takes_model_and_another_commands_flag_is_not_suggested_as_itself(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """`list --model` was 'unrecognized arguments: --model (did you mean --model?)': a scenario naming a
+    variant could not be listed at all; a flag of another command suggested itself."""
+    scn = tmp_path / "m.toml"
+    scn.write_text((EXAMPLE / "scenarios" / "majority-join-slow-member.toml").read_text())
+    assert main(["list", "--model", EXAMPLE_REF, str(scn)]) == 0
+    assert "majority-join" in capsys.readouterr().out
+    assert main(["list", "--max-states", "3", str(scn)]) == 2
+    line = _one_line(capsys.readouterr().err)
+    assert "did you mean --max-states" not in line and "--max-states is an option of check only" in line
