@@ -76,6 +76,13 @@ def load_variant(ref: str) -> Protocol:
         protocol = Protocol(obj.name, obj.summary, actions, obj.base, obj.fairness_order, origin)
     except (ProtocolError, TypeError, ValueError) as exc:
         raise VariantError(f"--model {ref}: {exc}") from None
+    from groupcheck.model.shared.config import RENAMED
+
+    if obj.name in RENAMED:  # a scenario's protocol = "classic" means the seed design, never a variant
+        raise VariantError(
+            f"--model {ref}: {obj.name!r} is an old name of the built-in protocol {RENAMED[obj.name]!r} "
+            "(a scenario naming it gets that protocol); name the variant otherwise"
+        )
     if obj.name in registered():
         existing = lookup(obj.name)
         if not existing.origin and existing is not obj:  # (a module may register its own protocol)

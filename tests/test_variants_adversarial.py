@@ -67,6 +67,11 @@ BAD_VARIANTS = {
         "fairness_order must be a tuple of action names",
     ),
     "named_like_a_built_in": ('V = eager.variant("eager", "s")', "'eager' is a built-in protocol"),
+    # a scenario's protocol = "classic" is read as "seed": the variant was loaded, and seed checked instead
+    "named_like_an_old_built_in": (
+        'V = eager.variant("classic", "s")',
+        "'classic' is an old name of the built-in protocol 'seed'",
+    ),
     "handler_raises": (
         'def h(cfg, w, *a):\n    raise ZeroDivisionError("handler boom")\n'
         'V = eager.variant("v", "s", handlers={"Fetch": h})',
