@@ -189,23 +189,27 @@ def _shown(nxt: Any, w: Any) -> str:
     return "a malformed world"  # pragma: no cover - the caller found a difference
 
 
+def _readable_source(path: Path, module_ref: str, ref: str) -> None:
+    """Refuse, unread, a module that is not a regular file of at most MAX_SOURCE_BYTES."""
+    try:
+        st = os.stat(path)
+    except FileNotFoundError:
+        raise VariantError(f"--model {ref}: no such file {module_ref}") from None
+    except OSError as exc:
+        raise VariantError(f"--model {ref}: {module_ref}: {exc.strerror}") from None
+    if not stat.S_ISREG(st.st_mode):
+        raise VariantError(f"--model {ref}: {module_ref} is not a regular file")
+    if st.st_size > MAX_SOURCE_BYTES:
+        raise VariantError(
+            f"--model {ref}: {module_ref} is {st.st_size:,} bytes, more than a module's {MAX_SOURCE_BYTES:,}"
+        )
+
+
 def _import(module_ref: str, ref: str) -> Any:
     try:
         if module_ref.endswith(".py"):
             path = Path(module_ref)
-            try:
-                st = os.stat(path)
-            except FileNotFoundError:
-                raise VariantError(f"--model {ref}: no such file {module_ref}") from None
-            except OSError as exc:
-                raise VariantError(f"--model {ref}: {module_ref}: {exc.strerror}") from None
-            if not stat.S_ISREG(st.st_mode):
-                raise VariantError(f"--model {ref}: {module_ref} is not a regular file")
-            if st.st_size > MAX_SOURCE_BYTES:
-                raise VariantError(
-                    f"--model {ref}: {module_ref} is {st.st_size:,} bytes, more than a module's "
-                    f"{MAX_SOURCE_BYTES:,}"
-                )
+            _readable_source(path, module_ref, ref)
             mod_name = "groupcheck_variant_" + path.stem
             spec = importlib.util.spec_from_file_location(mod_name, path)
             if spec is None or spec.loader is None:
@@ -216,6 +220,10 @@ def _import(module_ref: str, ref: str) -> Any:
             return module
         if "" not in sys.path and "." not in sys.path:
             sys.path.insert(0, "")  # the current folder, as `python -m` would
+        found = importlib.util.find_spec(module_ref)  # (imports the packages that hold it, not it)
+        origin = getattr(found, "origin", None)
+        if found is not None and getattr(found, "has_location", False) and isinstance(origin, str):
+            _readable_source(Path(origin), module_ref, ref)  # a dotted name within the same bounds
         return importlib.import_module(module_ref)
     except VariantError:
         raise

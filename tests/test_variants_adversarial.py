@@ -253,3 +253,17 @@ def test_list_takes_model_and_another_commands_flag_is_not_suggested_as_itself(
     assert main(["list", "--max-states", "3", str(scn)]) == 2
     line = _one_line(capsys.readouterr().err)
     assert "did you mean --max-states" not in line and "--max-states is an option of check only" in line
+
+
+def test_a_huge_module_named_by_its_dotted_name_is_refused_unread(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The 4 MiB bound held for a .py path only: `--model hugemod:V` read and compiled 180 MB."""
+    with open(tmp_path / "groupcheck_test_hugemod.py", "wb") as f:
+        f.truncate(64 << 20)  # sparse
+    (tmp_path / "v.toml").write_text(SCENARIO)
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.syspath_prepend(str(tmp_path))
+    assert main(["check", "--model", "groupcheck_test_hugemod:V", "v.toml"]) == 2
+    line = _one_line(capsys.readouterr().err)
+    assert "groupcheck_test_hugemod is 67,108,864 bytes, more than a module's" in line, line
