@@ -165,7 +165,9 @@ def cases(tmp: Path) -> list[tuple[str, list[str]]]:
     with open(tmp / "huge.py", "w") as f:
         f.write('from groupcheck.model.actions import lookup\nV = lookup("eager").variant("v", "s")\n')
         f.write("x = 1\n" * 30_000_000)
+    (tmp / "hugemod.py").symlink_to(tmp / "huge.py")
     for name, ref in [
+        ("model-dotted-180-MB", "hugemod:V"),
         ("model-a-fifo", "fifo.py:V"), ("model-a-folder", "folder.py:V"), ("model-a-package", "mods:V"),
         ("model-not-utf-8", "nonutf8.py:V"), ("model-180-MB", "huge.py:V"), ("model-dev-zero", "/dev/zero:V"),
         ("model-dev-null-py", "/dev/null.py:V"), ("model-no-colon", "mods/ok.py"), ("model-empty", ""),
