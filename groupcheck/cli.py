@@ -1445,6 +1445,16 @@ def _main(argv: Sequence[str] | None, interrupted: list[bool]) -> int:
         args = build_parser().parse_args(argv)
         _load_variants(args)
         return int(args.func(args))
+    except KeyboardInterrupt:
+        refs = getattr(args, "model", None)
+        if interrupted[0] or not refs:
+            raise
+        # no Ctrl-C arrived (a search takes SIGINT itself, and says "interrupted"): a variant's code raised it
+        print(
+            f"groupcheck: --model {', '.join(refs)}: the variant's code raised KeyboardInterrupt",
+            file=sys.stderr,
+        )
+        return EXIT_BAD_INPUT
     except Exception as exc:
         if interrupted[0]:  # Ctrl-C turned into another exception by the code it interrupted
             print("groupcheck: interrupted", file=sys.stderr)

@@ -45,6 +45,12 @@ properties = ["exclusive-fetch"]
 BAD_VARIANTS = {
     "raises_at_import": ('raise RuntimeError("boom at import")', "raised RuntimeError: boom at import"),
     "exits_at_import": ("raise SystemExit(3)", "raised SystemExit: 3"),
+    # no Ctrl-C arrived: it was 'groupcheck: interrupted', exit 130, as if the user had pressed it
+    "interrupts_at_import": ("raise KeyboardInterrupt", "the variant's code raised KeyboardInterrupt"),
+    "handler_interrupts": (
+        'def h(cfg, w, *a):\n    raise KeyboardInterrupt\nV = eager.variant("v", "s", handlers={"Fetch": h})',
+        "the variant's code raised KeyboardInterrupt",
+    ),
     "getattr_raises": (
         'def __getattr__(name):\n    raise RuntimeError("no attribute for you")',
         "reading V raised RuntimeError",
