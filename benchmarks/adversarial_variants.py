@@ -18,7 +18,7 @@ timeout), data lost (an input changed or removed), other (any other exit). Exit 
 are 0.
 
 Not here, by design: a handler that loops for ever (the user's own infinite loop: Ctrl-C or a second
-SIGTERM ends it) and user code that raises KeyboardInterrupt (read as Ctrl-C: exit 130, "interrupted").
+SIGTERM ends it), and a module whose factory calls os.abort() (its own choice to end the process).
 """
 
 # ruff: noqa: E501 - the module bodies below are one line each, as a user would write them
@@ -58,6 +58,8 @@ properties = ["exclusive-fetch", "single-owner"]
 
 # name -> the module's body after HEADER; the object checked is V (W where the body defines it)
 MODULES = {
+    "interrupts_at_import": "raise KeyboardInterrupt\n",
+    "handler_interrupts": 'def h(cfg, w, *a):\n    raise KeyboardInterrupt\nV = eager.variant("v", "s", handlers={"CompleteJoin": h})\n',
     "actions_empty": 'V = Protocol("v", "s", (), base="eager")\n',
     "actions_junk": 'V = Protocol("v", "s", (1, 2, 3), base="eager")\n',
     "actions_list": 'V = Protocol("v", "s", list(eager.actions), base="eager")\n',
