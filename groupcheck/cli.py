@@ -200,6 +200,8 @@ def _report(o: CheckOutcome) -> None:
         svg = " .svg" if (o.trace_dir / SVG_FILE).exists() else ""
         also = f".json .dot .graphml .mmd .txt{svg}"
         print(f"{'':<4}trace: {o.trace_dir}/trace.html (open it in a browser; also {also})")
+    if o.timing is not None:
+        print(f"{'':<4}timing: {o.timing.summary()}")
     sys.stdout.flush()
 
 
@@ -635,6 +637,10 @@ def cmd_replay(args: argparse.Namespace) -> int:
 
     r = replay_trace(args.trace)
     print(r.summary)
+    if r.reproduced and r.document is not None and "timing" in r.document:
+        from groupcheck.model.timing import summary_of
+
+        print(f"timing: {summary_of(r.document['timing'])}")
     return EXIT_OK if r.reproduced else EXIT_UNEXPECTED
 
 
@@ -933,6 +939,19 @@ def _shrink_progress(name: str) -> Callable[[ShrinkProgress], None]:
     return line
 
 
+def _timing_lines(trace: Path) -> list[str]:
+    """The timing line of a trace file just written (none when it has no timing)."""
+    import json
+
+    from groupcheck.model.timing import summary_of
+
+    try:
+        entry = json.loads(trace.read_text(encoding="utf-8")).get("timing")
+    except (OSError, ValueError):
+        return []
+    return [f"    timing: {summary_of(entry)}"] if isinstance(entry, dict) else []
+
+
 def _simulation_lines(o: object, args: argparse.Namespace) -> list[str]:
     """What ``groupcheck simulate`` prints about one scenario's outcome (a SimulationOutcome)."""
     from groupcheck.simulate import LIVELOCK_NOTE, SimulationOutcome
@@ -975,6 +994,7 @@ def _simulation_lines(o: object, args: argparse.Namespace) -> list[str]:
                 )
         if o.trace_dir is not None:
             lines.append(f"    trace: {o.trace_dir}/trace.html (open it in a browser; also .json .mmd .dot)")
+            lines += _timing_lines(o.trace_dir / "trace.json")
         if o.pinned is not None:
             lines.append(f"    regression scenario: {o.pinned} (groupcheck check {o.pinned})")
         if o.pinned_note:

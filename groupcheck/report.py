@@ -65,6 +65,8 @@ def junit_xml(
         details += [f"warning: {what}" for what in o.vacuous]
         if trace is not None:
             details.append(f"trace: {trace}")
+        if o.timing is not None:
+            details.append(f"timing: {o.timing.summary()}")
         if not o.as_expected:
             message = f"{verdict}, expected {o.expected}" + (f"; trace: {trace}" if trace else "")
             if o.stopped is not None:

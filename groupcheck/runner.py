@@ -21,6 +21,7 @@ from groupcheck.model.explain import trace_document
 from groupcheck.model.scenario import Scenario, load_scenario, scenario_from_data
 from groupcheck.model.shared.coverage import unexercised
 from groupcheck.model.shared.properties import LIVENESS_NAMES
+from groupcheck.model.timing import TimingReport, timed_document, trace_timing
 from groupcheck.traces import write_bundle
 from groupcheck.verify import ReplayError, ReplayOutcome, replay_trace  # noqa: F401 (replay lives in verify)
 
@@ -40,6 +41,8 @@ class CheckOutcome:
     trace_dir: Path | None
     vacuous: tuple[str, ...] = ()
     notes: tuple[str, ...] = ()  # what the run did differently from what was asked (and why)
+    # the counterexample's timing with the scenario's [timing] settings (issue 28), None without one
+    timing: TimingReport | None = None
 
     @property
     def verdict(self) -> str:
@@ -102,6 +105,7 @@ class CheckOutcome:
             "collision_probability": st.collision_probability,
             "coverage": {"actions": dict(r.coverage.actions), "probes": list(r.coverage.probes)},
             "trace": None if self.trace_dir is None else str(self.trace_dir / "trace.json"),
+            "timing": None if self.timing is None else self.timing.entry(),
         }
 
 
@@ -145,6 +149,7 @@ def run_key(sc: Scenario) -> str:
     data = copy.deepcopy(sc.data)
     data.pop("expect", None)
     data.pop("description", None)
+    data.pop("timing", None)  # a counterexample's timing is solved after the search: it changes nothing
     check = data.get("check")
     if isinstance(check, dict):
         check.pop("max_states", None)
@@ -288,13 +293,14 @@ def check_scenario(
         # the scenario's own claim is bounded by this depth: exhaustive within it
         result = replace(result, verdict=Verdict.HOLDS, stopped_by=None)
     trace_dir = None
+    timing = None if result.counterexample is None else trace_timing(sc, result.counterexample)
     if result.counterexample is not None and out_dir is not None:
         trace_dir = out_dir / sc.name
-        write_bundle(trace_document(sc, result), trace_dir)
+        write_bundle(timed_document(trace_document(sc, result), timing), trace_dir)
     elif out_dir is not None and not result.stopped_by:
         remove_stale_bundle(out_dir / sc.name)
     notes = sc.notes + ((SYMMETRY_NOTE,) if liveness and symmetry else ())
-    return CheckOutcome(sc, result, trace_dir, vacuity(sc, result), notes)
+    return CheckOutcome(sc, result, trace_dir, vacuity(sc, result), notes, timing)
 
 
 def remove_stale_bundle(folder: Path) -> None:

@@ -73,7 +73,7 @@ from groupcheck.checker.simulate import (
     random_walk,
     shorten,
 )
-from groupcheck.model.actions import lookup
+from groupcheck.model.actions import lookup, registered
 from groupcheck.model.explain import trace_document
 from groupcheck.model.group import Act, GroupModel, known_actions
 from groupcheck.model.scenario import (
@@ -84,8 +84,8 @@ from groupcheck.model.scenario import (
     scenario_from_data,
 )
 from groupcheck.model.shared.choice import Plan, Unplanned
-from groupcheck.model.shared.config import FAULT_NAMES, Config
-from groupcheck.model.shared.coverage import unexercised
+from groupcheck.model.shared.config import FAULT_NAMES, PROTOCOLS, Config
+from groupcheck.model.shared.coverage import fault_actions, unexercised
 from groupcheck.model.shared.state import DOWN, GONE, MEMBER, NONE, STEADY, Budget, World
 from groupcheck.model.shared.symmetry import (
     broker_member_ids,
@@ -96,6 +96,7 @@ from groupcheck.model.shared.symmetry import (
     member_ids_in,
     rename_member_ids,
 )
+from groupcheck.model.timing import timed_document, trace_timing
 from groupcheck.traces import write_bundle
 from groupcheck.traces.files import write_atomically
 
@@ -103,10 +104,13 @@ from groupcheck.traces.files import write_atomically
 WEIGHTS = (0.1, 0.3, 1.0, 1.0, 3.0, 10.0)
 # how a walk reads an action's label (fast); the labels are every registered protocol's action names
 _NAME = operator.attrgetter("name")
-# the action that spends each fault budget (every built-in protocol's table agrees)
-FAULT_ACTIONS = lookup("seed").fault_actions()
-# the labels of the actions that inject a fault (each spends a budget)
-FAULT_LABELS = frozenset(FAULT_ACTIONS.values())
+
+
+def _fault_labels() -> frozenset[str]:
+    """The labels of the actions that spend a fault budget, in every registered protocol's table."""
+    return frozenset(a for n in registered() for a in lookup(n).fault_actions().values())
+
+
 LIVELOCK_NOTE = "to be confirmed by an exhaustive check at smaller bounds"
 # rounds of a fair schedule that must fail to stabilise a group before a livelock is suspected
 FAIR_ROUNDS = 40
@@ -211,6 +215,10 @@ class SimulationModel(GroupModel):
         super().__init__(_fast(cfg))
         self._listings = 0
         self._renamings = 0
+        # the incremental listing (each part listed again only when it changed, steps learnt disabled)
+        # knows what the built-in protocols' guards and handlers read (LIGHT_STEPS, the eras); a user's
+        # variant is listed whole at every step
+        self._incremental = self.protocol.name in PROTOCOLS and not self.protocol.origin
         self._last_parts: tuple[Any, list[int], Any, list[int]] | None = None
         # the state last stepped from with how many of its parts hold each member id, and the same for
         # the successors computed from it (keyed by identity; the entry keeps the state alive)
@@ -234,6 +242,10 @@ class SimulationModel(GroupModel):
 
     # -- listing -----------------------------------------------------------------------------------------
     def actions(self, w: World) -> list[Act]:  # type: ignore[override]
+        if not self._incremental:
+            # a user's variant: its guards and handlers may read any part of a world, so every part is
+            # listed again at every step (and nothing is learnt of disabled steps)
+            return self.listing(w, False)
         cfg, bud, links = self.cfg, w.budget, w.links
         nb = cfg.brokers
         flags = tuple(br.up and not br.paused for br in w.brokers)
@@ -297,7 +309,7 @@ class SimulationModel(GroupModel):
         its links, the budget or what the step reads of the rest changes (the brokers, the leader, the
         topics; for the protocol steps of :data:`LIGHT_STEPS` the leader and which brokers are up); the
         history variables are read by no actor. The drift check keeps this honest."""
-        if w is self._listed_for and a.actor[0] == "C":
+        if self._incremental and w is self._listed_for and a.actor[0] == "C":
             u = self._units[a.args[0]]
             if u is not None and a not in u.disabled and a not in u.disabled_light:
                 (u.disabled_light if a.name in LIGHT_STEPS else u.disabled).add(a)
@@ -694,6 +706,7 @@ class Swarm:
     # the ends of faults this walk never takes (a stalled poll loop that never resumes): the lassos of
     # liveness need a fault that lasts, which a walk taking every enabled step at random soon ends
     lasting: tuple[str, ...] = ()
+    spenders: dict[str, str] = field(default_factory=dict)  # fault budget -> the action that spends it
 
     def weight(self, label: str) -> float:
         if label in self.lasting:
@@ -713,7 +726,7 @@ class Swarm:
 
     def faults(self) -> str:
         delays = {
-            fault: d for fault in FAULT_NAMES for label, d in self.delays if FAULT_ACTIONS[fault] == label
+            fault: d for fault in FAULT_NAMES for label, d in self.delays if self.spenders.get(fault) == label
         }
         text = ", ".join(
             f"{k}={v}"
@@ -748,25 +761,26 @@ def swarm(cfg: Config, seed: int, walk: int, depth: int) -> Swarm:
     from the first :func:`hold_horizon` steps; each action label gets a weight from :data:`WEIGHTS`."""
     walk_seed = derive_seed(seed, walk)
     if walk == 0:
-        return Swarm(walk, walk_seed, cfg.budget, True)
+        return Swarm(walk, walk_seed, cfg.budget, True, spenders=fault_actions(cfg))
     rng = random.Random(walk_seed)
     horizon = hold_horizon(cfg, depth)
     budgets = {}
     delays = []
+    spenders = fault_actions(cfg)
     for name in FAULT_NAMES:
         b = getattr(cfg.budget, name)
         keep = rng.random() < 0.75
         budgets[name] = rng.randint(1, b) if keep and b else 0
         hold = rng.random() < 0.5
         pinned = name == "coordinator_failovers" and cfg.failover_phase is not None
-        if budgets[name] and hold and not pinned:
-            delays.append((FAULT_ACTIONS[name], rng.randrange(1, horizon)))
+        if budgets[name] and hold and not pinned and name in spenders:
+            delays.append((spenders[name], rng.randrange(1, horizon)))
     # with probability 1/2 a walk's poll stalls last for ever (a stream of its own: the draws above, and
     # so every walk of a scenario without poll stalls, stay as they were)
     lasting = ()
     if budgets["poll_stalls"] and random.Random(derive_seed(walk_seed, "lasting")).random() < 0.5:
         lasting = ("PollResume",)
-    return Swarm(walk, walk_seed, Budget(**budgets), False, tuple(delays), lasting)
+    return Swarm(walk, walk_seed, Budget(**budgets), False, tuple(delays), lasting, spenders)
 
 
 def hold_horizon(cfg: Config, depth: int) -> int:
@@ -842,9 +856,10 @@ class _Liveness:
         self.suspect: str | None = None
         self.quiet = False  # the walk ended because it went quiet
         self.slow = 0  # times the walk was not stable in time but a fair schedule made it so
+        self.fault_labels = _fault_labels()
 
     def __call__(self, i: int, action: Any, state: Any) -> bool:
-        if action is not None and self.label(action) in FAULT_LABELS:
+        if action is not None and self.label(action) in self.fault_labels:
             self.since, self.settled = i, False
         elif self.retrigger and self.settled and not self.stable(state):
             self.since, self.settled = i, False
@@ -878,13 +893,6 @@ class _Liveness:
             f"within {FAIR_ROUNDS} rounds of a fair schedule (every enabled action in turn, no fault)"
         )
         return True
-
-
-def _is_fault(a: Act) -> bool:
-    """A step the fair schedule never takes: what the exhaustive check does not hold fair
-    (the tables' ``fair = "fault"``) — the faults, and the ends of those a group must settle
-    without: a crashed process's restart, a stalled poll loop's resumption."""
-    return a.name in known_actions()[2]
 
 
 def quiet(w: World) -> bool:
@@ -990,7 +998,7 @@ class Walker:
 
         def fair(state: Any, step: int) -> int | None:
             rng = random.Random(derive_seed(sw.seed, "fair", step))
-            found = fair_run(model, state, rng, goal=stable, rounds=FAIR_ROUNDS, exclude=_is_fault)
+            found = fair_run(model, state, rng, goal=stable, rounds=FAIR_ROUNDS, exclude=model.is_fault)
             model.reset()  # the walk's own listings go on from what it learnt itself
             return found
 
@@ -1536,7 +1544,8 @@ def _drop_consumers(
 def _tighten(sc: Scenario, cfg: Config, actions: list[Act], prop: str) -> tuple[Config, list[Act]]:
     """Each fault budget cut to the faults the walk injects (a budget it does not spend only adds
     actions to the scenario), where the actions still replay to the same violation."""
-    used = {name: sum(1 for a in actions if a.name == FAULT_ACTIONS[name]) for name in FAULT_NAMES}
+    spenders = fault_actions(cfg)
+    used = {name: sum(1 for a in actions if a.name == spenders.get(name)) for name in FAULT_NAMES}
     budget = Budget(**{n: min(getattr(cfg.budget, n), used[n]) for n in FAULT_NAMES})
     if cfg.failover_phase is not None and budget.coordinator_failovers == 0:
         budget = replace(budget, coordinator_failovers=cfg.budget.coordinator_failovers)
@@ -1979,7 +1988,7 @@ def write_counterexample(
     st = outcome.tally
     stats = Stats(st.distinct, st.generated, len(shrunk), outcome.seconds)
     result = Result(Verdict.VIOLATED, stats, cex, max_depth=len(shrunk), coverage=st.coverage())
-    write_bundle(trace_document(pinned, result), where)
+    write_bundle(timed_document(trace_document(pinned, result), trace_timing(pinned, cex)), where)
     text = toml_text(table)
     if tomllib.loads(text) != table:  # pragma: no cover - toml_text writes what it is given
         raise SimulationError(f"{pin_path}: the scenario table does not survive TOML")

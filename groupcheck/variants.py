@@ -5,7 +5,8 @@ scenario file alone never makes groupcheck import anything (it may name a varian
 is refused unless ``--model`` loaded it). ``MODULE`` is a dotted module name importable from the current
 folder or ``sys.path``, or the path of a ``.py`` file; ``NAME`` is a :class:`~groupcheck.model.actions.
 Protocol` in it, or a function of no arguments that returns one. The variant is registered under its own
-name; a trace it produces records its module, object and the SHA-256 of the module's source, and
+name; a trace it produces records its module, object and the SHA-256 of the module's source (that
+file's only: a helper module it imports is not covered, so keep a variant in one file), and
 ``replay`` / ``render`` / ``show`` rebuild it from the same ``--model`` or refuse in one line
 (docs/EXTENDING.md).
 """
@@ -71,9 +72,10 @@ def load_variant(ref: str) -> Protocol:
     except (OSError, ProtocolError) as exc:
         raise VariantError(f"--model {ref}: cannot read its source: {exc}") from exc
     origin = {"module": module_ref, "object": name, "sha256": digest}
-    actions = tuple(_guarded(ref, spec) for spec in obj.actions)
+    guards: dict[int, Any] = {}  # a guard shared by several actions stays one function (the table says so)
+    actions = tuple(_guarded(ref, spec, obj.actions, guards) for spec in obj.actions)
     try:
-        protocol = Protocol(obj.name, obj.summary, actions, obj.base, obj.fairness_order, origin)
+        protocol = Protocol(obj.name, obj.summary, actions, obj.base, obj.fairness_order, origin, obj.phases)
     except (ProtocolError, TypeError, ValueError) as exc:
         raise VariantError(f"--model {ref}: {exc}") from None
     from groupcheck.model.shared.config import RENAMED
@@ -141,9 +143,10 @@ def _ours(exc: BaseException) -> bool:
     return not isinstance(exc, (Exception, SystemExit)) or type(exc).__module__.startswith("groupcheck.")
 
 
-def _guarded(ref: str, spec: ActionSpec) -> ActionSpec:
+def _guarded(ref: str, spec: ActionSpec, table: tuple[ActionSpec, ...], guards: dict[int, Any]) -> ActionSpec:
     """``spec`` whose handler and guard, the user's code, end in one line naming the action when they
-    raise (or return what is not a world): a VariantError, bad input, exit 2, never a traceback."""
+    raise (or return what is not a world): a VariantError, bad input, exit 2, never a traceback. A guard
+    is wrapped once however many actions share it (``guards``, by the guard's identity)."""
     where = f"--model {ref}: action {spec.name} (of a {spec.actor})"
     handler = spec.handler
     ran = where
@@ -167,7 +170,15 @@ def _guarded(ref: str, spec: ActionSpec) -> ActionSpec:
     guard = spec.when
     if guard is None:
         return replace(spec, handler=run)
+    when = guards.get(id(guard))
+    if when is None:
+        sharing = list(dict.fromkeys(s.name for s in table if s.when is guard))
+        said = f"action {sharing[0]}" if len(sharing) == 1 else f"actions {', '.join(sharing)}"
+        when = guards[id(guard)] = _guard(f"--model {ref}: the guard (when) of {said}", guard)
+    return replace(spec, handler=run, when=when)
 
+
+def _guard(where: str, guard: Any) -> Any:
     @functools.wraps(guard)
     def when(*args: Any) -> Any:
         try:
@@ -175,9 +186,9 @@ def _guarded(ref: str, spec: ActionSpec) -> ActionSpec:
         except BaseException as exc:
             if _ours(exc):
                 raise
-            raise VariantError(f"{where}: its guard (when) raised {_said(exc)}") from None
+            raise VariantError(f"{where} raised {_said(exc)}") from None
 
-    return replace(spec, handler=run, when=when)
+    return when
 
 
 def _shown(nxt: Any, w: Any) -> str:
@@ -218,13 +229,18 @@ def _import(module_ref: str, ref: str) -> Any:
             sys.modules[mod_name] = module
             spec.loader.exec_module(module)
             return module
-        if "" not in sys.path and "." not in sys.path:
-            sys.path.insert(0, "")  # the current folder, as `python -m` would
-        found = importlib.util.find_spec(module_ref)  # (imports the packages that hold it, not it)
-        origin = getattr(found, "origin", None)
-        if found is not None and getattr(found, "has_location", False) and isinstance(origin, str):
-            _readable_source(Path(origin), module_ref, ref)  # a dotted name within the same bounds
-        return importlib.import_module(module_ref)
+        added = "" not in sys.path and "." not in sys.path
+        if added:
+            sys.path.insert(0, "")  # the current folder, as `python -m` would, for this import only
+        try:
+            found = importlib.util.find_spec(module_ref)  # (imports the packages that hold it, not it)
+            origin = getattr(found, "origin", None)
+            if found is not None and getattr(found, "has_location", False) and isinstance(origin, str):
+                _readable_source(Path(origin), module_ref, ref)  # a dotted name within the same bounds
+            return importlib.import_module(module_ref)
+        finally:
+            if added:
+                sys.path.remove("")
     except VariantError:
         raise
     except (Exception, SystemExit) as exc:  # the user's code: say what it raised, in one line

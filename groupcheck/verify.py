@@ -77,6 +77,7 @@ from groupcheck.model.explain import property_kind, trace_document
 from groupcheck.model.group import Act, parse_action
 from groupcheck.model.scenario import Scenario, ScenarioError, scenario_from_data
 from groupcheck.model.shared.state import World
+from groupcheck.model.timing import timed_document, trace_timing
 from groupcheck.traces import SCHEMA, TraceFormatError, load
 from groupcheck.traces.document import LIVENESS_KINDS
 
@@ -176,7 +177,7 @@ def _rederive(
     """The document of the replayed path, built as a search builds it, with the recorded keys copied."""
     cex = Counterexample(doc["violation"]["property"], init, tuple(steps), loop)
     result = Result(Verdict.VIOLATED, Stats(0, 0, len(steps), 0.0), cex)
-    derived = trace_document(scenario, result)
+    derived = timed_document(trace_document(scenario, result), trace_timing(scenario, cex))
     for key in RECORDED:
         if key in doc:
             derived[key] = doc[key]
@@ -384,6 +385,8 @@ def replay_trace(path: str | Path) -> ReplayOutcome:
     if problem is None:
         rest = {k: v for k, v in doc.items() if k not in ("initial_state", "lifelines", "steps")}
         again = {k: v for k, v in derived.items() if k not in ("initial_state", "lifelines", "steps")}
+        if "timing" not in doc:  # a file written before issue 28 has no timing to compare (show and
+            del again["timing"]  # render still get it: the re-derived document has it)
         problem = _difference(rest, _comparable(again, doc["schema"]), "")
     if problem:
         return outcome(False, len(steps), "a recorded field differs", problem)

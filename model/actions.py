@@ -4,7 +4,7 @@ A protocol is a :class:`Protocol`: a name and a tuple of :class:`ActionSpec`. Ea
 action, who takes it and how its arguments are enumerated (``over``), the listing guard that is a
 necessary condition for it (``when``), the handler that performs it (and decides whether it is enabled),
 its fairness class, the fault budget it spends, how a trace shows it (``kind``), a one-line description,
-and its **footprint**: the parts of the world it may read and write (tests/test_actions.py checks every
+and its **footprint**: the parts of the world it may read and write (tests/test_plugins.py checks every
 handler call of catalogue searches against the declared writes). The model's listing, dispatch,
 fairness, coverage and vacuity, argument parsing and the trace's step kinds all read the table
 (:mod:`groupcheck.model.group`, :mod:`groupcheck.model.explain`, :mod:`groupcheck.model.shared.coverage`).
@@ -21,8 +21,9 @@ from __future__ import annotations
 
 import hashlib
 import inspect
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field, replace
+from types import MappingProxyType
 from typing import Any
 
 # who takes an action
@@ -67,6 +68,16 @@ _SHAPE_OF = {
     ("env", "topics"): "t",
 }
 
+# the fairness class that fits each enumeration (a weakly fair action's class is per what it is listed by)
+_FAIR_FOR = {
+    "self": "actor",
+    "requests": "connection",
+    "responses": "connection",
+    "members": "member",
+    "links": "args",
+    "topics": "args",
+}
+
 Handler = Callable[..., Any]
 Guard = Callable[..., bool]
 
@@ -90,14 +101,18 @@ class ActionSpec:
     reads: frozenset[str] = frozenset()  # PARTS
     writes: frozenset[str] = frozenset()  # PARTS
     # the listing guard, a necessary condition only (the handler decides): (cfg, consumer) for a
-    # consumer's own step, (cfg, world, b, broker) for a broker's (it may read the broker, b and the
-    # leader: listings are remembered by them), (cfg, cut) for a link's, None to list it whenever its
-    # actor is
+    # consumer's own step and its responses, (cfg, b, broker, leader) for a broker's own step and its
+    # requests, (cfg, cut) for a link's; a topic's step has none. It is given only what the listing is
+    # remembered by. None: listed whenever its actor is
     when: Guard | None = None
     plan: bool = False  # the handler takes the step's Plan as its last argument
     choices: bool = False  # the step may choose among outcomes: the choices are trailing arguments
     message: str | None = None  # requests/responses: the message kind at the head of the queue
     request: str | None = None  # a consumer's step that sends this request (the trace draws the arrow)
+    # its timing rules (groupcheck.model.timing.Rule): the difference constraints between step times
+    # its step brings (a session expiry at least session.timeout.ms after the member was last heard
+    # from, a GC pause at most the environment's bound, ...); empty: the step is only ordered
+    timing: tuple[Any, ...] = ()
 
     def __post_init__(self) -> None:
         where = f"action {self.name!r}"
@@ -115,6 +130,13 @@ class ActionSpec:
             raise ProtocolError(f"{where}: requests and responses (only) name their message")
         if self.choices and not self.plan:
             raise ProtocolError(f"{where}: a step with choices takes its plan")
+        fits = _FAIR_FOR[self.over]
+        if self.fair not in ("fault", fits):
+            raise ProtocolError(
+                f"{where}: an action over {self.over!r} is fair per {fits!r} or a 'fault', not {self.fair!r}"
+            )
+        if self.over == "topics" and self.when is not None:
+            raise ProtocolError(f"{where}: a topic's step has no listing guard (its handler decides)")
         unknown = (self.reads | self.writes) - set(PARTS)
         if unknown:
             raise ProtocolError(f"{where}: unknown parts {sorted(unknown)} (known: {', '.join(PARTS)})")
@@ -145,12 +167,39 @@ class Protocol:
     # liveness came in: it decides which fair cycle is printed); None: table order
     fairness_order: tuple[str, ...] | None = None
     origin: dict[str, str] = field(default_factory=dict)  # a variant's module, object and source digest
+    # what the protocol calls each rebalance phase a coordinator records (``Broker.phase``; 0 = none under
+    # way): (name, short name for the viewer's band)
+    # None: the base protocol's (a variant keeps its base's names)
+    phases: Mapping[int, tuple[str, str]] | None = None
 
     def __post_init__(self) -> None:
         if not self.name or not all(ch.isalnum() or ch in "-_" for ch in self.name):
             raise ProtocolError(f"protocol {self.name!r}: a name is letters, digits, '-' and '_'")
         if not self.base:
             object.__setattr__(self, "base", self.name)
+        phases = self.phases
+        if phases is None:
+            base = _REGISTRY.get(self.base) if self.base != self.name else None
+            phases = base.phases if base is not None else {0: ("no rebalance", "")}
+        if not all(isinstance(k, int) and 0 <= k <= 5 for k in phases) or 0 not in phases:
+            raise ProtocolError(f"protocol {self.name!r}: phases are numbered 0 (none under way) to 5")
+        object.__setattr__(self, "phases", MappingProxyType(dict(phases)))
+        by_name: dict[str, set[str]] = {}
+        for spec in self.actions:
+            by_name.setdefault(spec.name, set()).add(spec.actor)
+        for name, kinds in by_name.items():
+            if len(kinds) > 1 and kinds != {"consumer", "broker"}:
+                raise ProtocolError(
+                    f"protocol {self.name!r}: {name!r} is taken by {' and '.join(sorted(kinds))}; only a "
+                    "consumer's and a broker's own steps may share a name"
+                )
+        for over in ("requests", "responses"):
+            guards = {id(s.when) for s in self.actions if s.over == over}
+            if len(guards) > 1:
+                raise ProtocolError(
+                    f"protocol {self.name!r}: every {over[:-1]} step is listed under one guard (the listing "
+                    "takes the message at the head of each queue): give them the same `when`"
+                )
         seen: set[tuple[str, str]] = set()
         for spec in self.actions:
             key = (spec.name, spec.actor)
@@ -205,18 +254,22 @@ class Protocol:
         summary: str,
         *,
         handlers: dict[str, Handler] | None = None,
+        guards: dict[str, Guard | None] | None = None,
         add: Iterable[tuple[ActionSpec, str]] = (),
         remove: Iterable[str] = (),
     ) -> Protocol:
         """A protocol like this one but named ``name``: ``handlers`` replaces the handler of the actions
-        it names (of every actor that takes it), ``add`` puts each (spec, after) after the action named
-        ``after`` (of the same actor kind; "" for first), ``remove`` drops actions. Its base stays this
-        protocol's base, so scenarios read the same settings."""
-        handlers = dict(handlers or {})
-        missing = set(handlers) - set(self.names())
+        it names (of every actor that takes it), ``guards`` their listing guards (a replaced handler
+        keeps the old guard, a necessary condition the new handler may not share: relax it here, or
+        None for none), ``add`` puts each (spec, after) after the action named ``after`` (of the same
+        actor kind; "" for first), ``remove`` drops actions. Its base stays this protocol's base, so
+        scenarios read the same settings."""
+        handlers, guards = dict(handlers or {}), dict(guards or {})
+        missing = (set(handlers) | set(guards)) - set(self.names())
         if missing:
             raise ProtocolError(f"variant {name!r}: no action {sorted(missing)[0]!r} in {self.name!r}")
         actions = [replace(s, handler=handlers[s.name]) if s.name in handlers else s for s in self.actions]
+        actions = [replace(s, when=guards[s.name]) if s.name in guards else s for s in actions]
         gone = set(remove)
         if gone - set(self.names()):
             raise ProtocolError(
@@ -232,7 +285,7 @@ class Protocol:
                     raise ProtocolError(f"variant {name!r}: no {spec.actor} action {after!r} to add after")
                 at = idx[0] + 1
             actions.insert(at, spec)
-        return Protocol(name, summary, tuple(actions), self.base, self.fairness_order)
+        return Protocol(name, summary, tuple(actions), self.base, self.fairness_order, phases=self.phases)
 
 
 def _actor_kind(actor: str) -> str:
@@ -245,11 +298,16 @@ def _actor_kind(actor: str) -> str:
 
 # -- the registry -------------------------------------------------------------------------------------------
 _REGISTRY: dict[str, Protocol] = {}
+# the names of the built-in protocols and their old names, which no variant may take (a scenario naming
+# one means the built-in protocol)
+_RESERVED = frozenset({"seed", "classic", "eager", "cooperative", "static", "consumer"})
 
 
 def register(protocol: Protocol, *, replace_existing: bool = False) -> Protocol:
     """Make ``protocol`` available to scenarios by its name. A name taken by another protocol is refused
     (a variant never shadows a built-in protocol silently)."""
+    if protocol.origin and protocol.name in _RESERVED:
+        raise ProtocolError(f"a variant cannot be named {protocol.name!r}: a built-in protocol has that name")
     old = _REGISTRY.get(protocol.name)
     if old is not None and old is not protocol and not replace_existing:
         raise ProtocolError(f"a protocol named {protocol.name!r} is already registered")

@@ -32,30 +32,11 @@ RECORD_TEXT = {
     "offsets": "committed offsets record",
 }
 
-# Each protocol's names for the five rebalance phases (Broker.phase; 0 = no rebalance under way): the
-# seed-000 design's, and those of today's JoinGroup + SyncGroup protocols (eager, cooperative and static
-# share one coordinator). (name, short name for a band)
-CLASSIC_PHASES: dict[int, tuple[str, str]] = {
-    0: ("no rebalance", ""),
-    1: ("trigger noticed", "trigger"),
-    2: ("heartbeats answered IllegalGeneration", "IllegalGeneration"),
-    3: ("collecting JoinGroups", "JoinGroups"),
-    4: ("new generation written", "gen. written"),
-    5: ("sending JoinGroup responses", "JoinGroup resp."),
-}
-SYNC_PHASES: dict[int, tuple[str, str]] = {
-    0: ("no rebalance", ""),
-    1: ("trigger noticed", "trigger"),
-    2: ("PreparingRebalance: heartbeats answered REBALANCE_IN_PROGRESS", "REBALANCE_IN_PROGRESS"),
-    3: ("JoinGroups collected and answered (CompletingRebalance), SyncGroups held", "Join/Sync"),
-    4: ("the leader's assignment stored and written with the generation", "assignment written"),
-    5: ("SyncGroup responses sent: Stable", "SyncGroup resp."),
-}
-
 
 def phase_names(cfg: Config) -> dict[int, tuple[str, str]]:
-    """(name, short name) of each rebalance phase, as ``cfg``'s protocol calls them."""
-    return CLASSIC_PHASES if cfg.protocol == "seed" else SYNC_PHASES
+    """(name, short name) of each rebalance phase (``Broker.phase``; 0 = no rebalance under way), as
+    ``cfg``'s protocol calls them (its table's ``phases``)."""
+    return protocol_of(cfg).phases
 
 
 def phases_entry(cfg: Config) -> dict[str, dict[str, str]]:

@@ -206,7 +206,7 @@ class GroupModel(Model[World, Act]):
         self._link_specs = tuple(s for s in protocol.actions if s.over == "links")
         self._topic_specs = tuple(s for s in protocol.actions if s.over == "topics")
         self._fair_of = {(s.name, s.actor): s for s in protocol.actions if s.fair != "fault"}
-        self._unfair = protocol.unfair()
+        self.unfair = protocol.unfair()  # the names of the steps no fairness class holds (faults)
         instances = cfg.consumers if cfg.protocol == "static" else None
         self._units = consumer_units(cfg.total_consumers, instances)
         # interchangeable units: those of one size (static: instances with as many processes); singletons
@@ -465,15 +465,24 @@ class GroupModel(Model[World, Act]):
             return (a.name, a.actor, a.args)
         return (a.name, a.actor, ())
 
+    def is_fault(self, a: Act) -> bool:
+        """Whether no fairness class holds ``a`` (a fault, or the end of one a group must settle
+        without)."""
+        return a.name in self.unfair
+
     def actions(self, w: World) -> list[Act]:  # type: ignore[override]
         """The actions whose listing guards hold in ``w``, actor by actor in the table's order: each
         consumer's, each broker's, then the environment's (each link's, each topic's). A step with choices
         is offered once per outcome."""
+        return self.listing(w, True)
+
+    def listing(self, w: World, expand: bool) -> list[Act]:
+        """:meth:`actions`; with ``expand`` off a step with choices once, by its representative."""
         out: list[Act] = []
         for c, cons in enumerate(w.consumers):
-            self.consumer_actions(w, c, cons, True, out)
+            self.consumer_actions(w, c, cons, expand, out)
         for b, br in enumerate(w.brokers):
-            self.broker_actions(w, b, br, True, True, out)
+            self.broker_actions(w, b, br, expand, True, out)
         if self._link_specs:  # each link's steps (link_actions)
             nb, bud, links, memo = self.cfg.brokers, w.budget, w.links, self._link_listing
             for i, ln in enumerate(links):
@@ -704,7 +713,7 @@ class GroupModel(Model[World, Act]):
             cfg, me = self.cfg, broker_name(b)
             out: list[tuple[Any, str | None, bool]] = []
             for s, when in self._broker_specs:
-                if when is not None and not when(cfg, w, b, br):
+                if when is not None and not when(cfg, b, br, w.leader):
                     continue
                 if s is _REQUESTS_AT:
                     out.append((_REQUESTS_AT, None, False))
@@ -817,7 +826,9 @@ def _tie_orders(order: list[int], ties: list[tuple[int, int]]) -> Iterator[list[
 MAX_CHOICES = 16
 
 
-_UNION: dict[tuple[int, ...], tuple[dict[str, str], dict[str, int], frozenset[str]]] = {}
+_UNION: dict[
+    tuple[str, ...], tuple[tuple[Protocol, ...], tuple[dict[str, str], dict[str, int], frozenset[str]]]
+] = {}
 
 
 def known_actions() -> tuple[dict[str, str], dict[str, int], frozenset[str]]:
@@ -827,10 +838,10 @@ def known_actions() -> tuple[dict[str, str], dict[str, int], frozenset[str]]:
     from groupcheck.model.actions import registered
 
     protocols = [lookup(n) for n in registered()]
-    key = tuple(id(p) for p in protocols)
+    key = tuple(registered())
     hit = _UNION.get(key)
-    if hit is not None:
-        return hit
+    if hit is not None and all(a is b for a, b in zip(hit[0], protocols, strict=True)):
+        return hit[1]
     shapes: dict[str, str] = {}
     unfair: set[str] = set()
     for p in protocols:
@@ -841,8 +852,8 @@ def known_actions() -> tuple[dict[str, str], dict[str, int], frozenset[str]]:
         unfair |= p.unfair()
     arity = {name: len(shape) - 1 for name, shape in shapes.items() if shape.endswith("*")}
     _UNION.clear()
-    _UNION[key] = (shapes, arity, frozenset(unfair))
-    return _UNION[key]
+    _UNION[key] = (tuple(protocols), (shapes, arity, frozenset(unfair)))  # the protocols kept alive
+    return _UNION[key][1]
 
 
 def walk(model: GroupModel, w: World, *steps: tuple[str, str, tuple[int, ...]]) -> World:
@@ -863,9 +874,11 @@ def walk(model: GroupModel, w: World, *steps: tuple[str, str, tuple[int, ...]]) 
 
 def parse_action(cfg: Config, name: object, actor: object, args: object) -> Act:
     """Rebuild an action from trace data, or raise ValueError saying what is wrong with it."""
-    shape = protocol_of(cfg).shape(name) if isinstance(name, str) else None
+    protocol = protocol_of(cfg)
+    shape = protocol.shape(name) if isinstance(name, str) else None
     if shape is None:
         raise ValueError(f"unknown action {name!r}")
+    by_env = protocol.spec(name, "env") is not None  # type: ignore[arg-type]
     if shape.endswith("*"):
         shape = shape[:-1]
         if not isinstance(args, list | tuple) or not len(shape) <= len(args) <= len(shape) + MAX_CHOICES:
@@ -894,7 +907,7 @@ def parse_action(cfg: Config, name: object, actor: object, args: object) -> Act:
         assert limit is not None
         if not 0 <= value < limit:
             raise ValueError(f"{name}: argument {value} out of range 0..{limit - 1}")
-    if shape[0] in "cx" and name not in ("CutLink", "HealLink"):
+    if shape[0] in "cx" and not by_env:
         expected_actor = consumer_name(args[0])
     if shape[0] == "b" or (shape[0] == "x" and isinstance(actor, str) and actor.startswith("B")):
         expected_actor = broker_name(args[0])

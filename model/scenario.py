@@ -21,7 +21,7 @@ import copy
 import difflib
 import re
 import tomllib
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -38,11 +38,23 @@ from groupcheck.model.shared.config import (
 )
 from groupcheck.model.shared.properties import ALL_PROPERTY_NAMES, LIVENESS_NAMES, PROPERTY_NAMES
 from groupcheck.model.shared.state import Budget
+from groupcheck.model.timing import DEFAULTS, TimingError, parse_settings
 
 DEADLOCK = "deadlock"
 VERDICTS = ("holds", "violated")
 QUESTION = "(question)"  # what reports show as expected for a scenario without [expect]
-TOP_KEYS = ("name", "description", "protocol", "assignor", "group", "faults", "switches", "check", "expect")
+TOP_KEYS = (
+    "name",
+    "description",
+    "protocol",
+    "assignor",
+    "group",
+    "faults",
+    "switches",
+    "check",
+    "expect",
+    "timing",
+)
 GROUP_KEYS = ("consumers", "brokers", "topics", "records_per_partition", "start")
 FAULT_KEYS = (*FAULT_NAMES, "failover_phase")
 CHECK_KEYS = ("properties", "max_depth", "max_states", "deadlock")
@@ -187,6 +199,9 @@ class Scenario:
     # reached), "failover_phase" (the pinned failover never taken); reasons with whitespace runs collapsed
     unexercised: tuple[tuple[str, str], ...] = ()
     notes: tuple[str, ...] = ()  # how the file was read where it differs from what it says (an old name)
+    # [timing]: Kafka's settings and the environment's bounds a counterexample's timing is solved with
+    # (groupcheck.model.timing; every setting, the defaults where the table says nothing)
+    timing: dict[str, int] = field(default_factory=lambda: dict(DEFAULTS))
 
     @property
     def faults(self) -> str:
@@ -543,6 +558,10 @@ def _scenario_from_data(data: Any, source: str, *, simulation: bool = False) -> 
     elif exp_prop is not None:
         raise _err(source, "expect.property", 'only allowed with verdict = "violated"')
     unexercised = _unexercised(expect, budget, phase, switches, source)
+    try:
+        timing = parse_settings(data.get("timing", {}))
+    except TimingError as exc:
+        raise _err(source, exc.key, exc.problem) from None
 
     config = Config(
         consumers=consumers or 0,
@@ -572,4 +591,5 @@ def _scenario_from_data(data: Any, source: str, *, simulation: bool = False) -> 
         data=data,
         unexercised=unexercised,
         notes=notes,
+        timing=timing,
     )

@@ -61,6 +61,25 @@ def test_counterexample_replays(path: Path) -> None:
     r = replay_trace(trace)
     assert r.reproduced and r.property == o.scenario.expect_property
     assert main(["replay", str(trace)]) == 0
+    # and its timing with Kafka's defaults (issue 28), the same on replay (compared as a recorded field)
+    assert o.timing is not None and o.timing.verdict in ("feasible", "infeasible")
+    assert json.loads(trace.read_text())["timing"] == o.timing.entry()
+    said = _readme_timing().get(o.scenario.name)  # README's table says the same
+    assert said == ("yes" if o.timing.feasible else "**no**"), f"README: {o.scenario.name}: {said}"
+
+
+@cache
+def _readme_timing() -> dict[str, str]:
+    """README's catalogue timing table: scenario name -> "yes" / "**no**" (feasible with defaults)."""
+    text = (ROOT / "README.md").read_text(encoding="utf-8")
+    lines = text[text.index("**The catalogue with Kafka's defaults**") :].splitlines()
+    start = next(i for i, line in enumerate(lines) if line.startswith("| scenario |"))
+    rows = []
+    for line in lines[start + 2 :]:
+        if not line.startswith("| "):
+            break
+        rows.append(line.split("|"))
+    return {cells[1].strip().rsplit("/", 1)[-1]: cells[4].strip() for cells in rows}
 
 
 def test_tampered_trace_does_not_replay(tmp_path: Path) -> None:

@@ -42,6 +42,7 @@ from groupcheck.model import GroupModel
 from groupcheck.model.explain import loop_message, trace_document
 from groupcheck.model.scenario import Scenario, scenario_from_data
 from groupcheck.model.shared.state import STOPPED, World
+from groupcheck.model.timing import timed_document, trace_timing
 from groupcheck.traces import (
     load,
     narrate,
@@ -141,8 +142,11 @@ def at_start() -> tuple[Scenario, Result]:
 
 
 def _doc(found: tuple[Scenario, Result]) -> Doc:
-    """The lasso's document, a copy of its own (it embeds the scenario's table: forgeries edit it)."""
-    return copy.deepcopy(trace_document(*found))
+    """The lasso's document as check writes it, its timing included (issue 28), a copy of its own (it
+    embeds the scenario's table: forgeries edit it)."""
+    scenario, result = found
+    timing = trace_timing(scenario, result.counterexample)
+    return copy.deepcopy(timed_document(trace_document(scenario, result), timing))
 
 
 def lasso_document() -> Doc:
@@ -438,7 +442,7 @@ def test_a_genuine_lasso_replays_shows_and_renders(
     write_bundle(doc, trace.parent, svg=False)
     code, out = _replay(trace, capsys)
     assert code == 0, out
-    assert out.count("\n") == 1
+    assert out.count("\n") == 2 and out.splitlines()[1].startswith("timing: ")  # and its timing (issue 28)
     assert (
         f"{SETTLES} violated again after a lasso of {n} steps (the loop returns to the state after "
         f"step {k}, is fair" in out

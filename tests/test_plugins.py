@@ -342,3 +342,116 @@ def test_every_built_in_protocol_is_found_whichever_table_was_imported_first() -
         "lookup('eager')\n"
     )
     subprocess.run([sys.executable, "-c", code], check=True)
+
+
+def test_a_table_is_refused_where_the_listing_could_not_honour_it() -> None:
+    """What a review found the listing could not honour, refused when the table is built: a fairness
+    class that does not fit how the action is listed (a lasso could come from a class nothing takes),
+    request steps under different guards (only the first one's was applied), an environment step sharing
+    a consumer step's name (dispatch kept one), a variant named like a built-in protocol."""
+    from groupcheck.model.actions import register
+
+    eager = lookup("eager")
+    with pytest.raises(ProtocolError, match="fair per 'args'"):
+        ActionSpec("Drop", "env", "links", len, "fault", "", fair="actor")
+    with pytest.raises(ProtocolError, match="fair per 'actor'"):
+        ActionSpec("X", "consumer", "self", len, "internal", "", fair="member")
+    requests = [s for s in eager.actions if s.over == "requests"]
+    odd = requests[0].__class__(
+        **{**{f: getattr(requests[0], f) for f in requests[0].__slots__}, "when": None}
+    )
+    with pytest.raises(ProtocolError, match="one guard"):
+        Protocol("p", "", (odd, *requests[1:]))
+    fetch = eager.spec("Fetch", "C1")
+    assert fetch is not None
+    link = ActionSpec("Fetch", "env", "links", len, "fault", "", fair="args")
+    with pytest.raises(ProtocolError, match="only a consumer's and a broker's"):
+        Protocol("p", "", (fetch, link))
+    with pytest.raises(ProtocolError, match="built-in protocol"):
+        register(Protocol("classic", "", eager.actions, base="eager", origin={"module": "m"}))
+
+
+def test_a_variant_keeps_its_base_phases_and_may_relax_a_guard() -> None:
+    eager = lookup("eager")
+    toy = Protocol("toy-phases", "", eager.actions, base="eager")
+    assert toy.phases == eager.phases and toy.phases[2][1] == "REBALANCE_IN_PROGRESS"
+    with pytest.raises(ProtocolError, match="numbered 0"):
+        Protocol("p", "", eager.actions, base="eager", phases={0: ("", ""), 6: ("six", "6")})
+    relaxed = eager.variant("relaxed", "", guards={"CompleteJoin": None})
+    spec = relaxed.spec("CompleteJoin", "B1")
+    assert spec is not None and spec.when is None
+
+
+def test_a_variants_new_environment_action_is_read_as_the_environments(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """parse_action read every environment action as CutLink/HealLink: a variant's own link action was
+    refused on replay as taken by C1."""
+    module = tmp_path / "drop_variant.py"
+    module.write_text(
+        textwrap.dedent(
+            '''
+            from groupcheck.model.actions import ActionSpec, lookup
+            from groupcheck.model.shared.state import Link, tset
+
+
+            def drop(cfg, w, c, b):
+                """The link loses what is in flight (once a link holds a request)."""
+                i = c * cfg.brokers + b
+                if not w.links[i].to_broker:
+                    return None
+                return w._replace(links=tset(w.links, i, Link()))
+
+
+            DROP = lookup("eager").variant(
+                "drop-link",
+                "eager with a link that may drop its requests",
+                add=[(ActionSpec("DropRequests", "env", "links", drop, "fault", "drops requests", fair="args",
+                                 reads=frozenset({"link"}), writes=frozenset({"link"})), "HealLink")],
+            )
+            '''
+        )
+    )
+    scn = tmp_path / "drop.toml"
+    scn.write_text(
+        'name = "drop"\nprotocol = "drop-link"\n[group]\nconsumers = 2\nbrokers = 1\ntopics = { t0 = 2 }\n'
+        '[check]\nproperties = ["single-owner"]\nmax_depth = 6\n'
+    )
+    ref = f"{module}:DROP"
+    out, summary = tmp_path / "out", tmp_path / "s.json"
+    main(["check", "--model", ref, str(scn), "--out", str(out), "--json", str(summary)])
+    row = json.loads(summary.read_text())[0]
+    assert row["coverage"]["actions"].get("DropRequests", 0) > 0
+    # a trace with the new action: the deadlock the toy's depth bound does not hide, or walk one
+    from groupcheck.model.group import parse_action
+    from groupcheck.model.scenario import scenario_from_data
+
+    capsys.readouterr()
+    from groupcheck.variants import load_variant
+
+    load_variant(ref)
+    cfg = scenario_from_data({"name": "d", "protocol": "drop-link"}, "d").config
+    act = parse_action(cfg, "DropRequests", "env", [0, 0])
+    assert act.actor == "env"
+
+
+def test_the_simulator_offers_a_variants_step_it_once_found_disabled(tmp_path: Path) -> None:
+    """The simulator's incremental listing learns a consumer's step disabled until that consumer or its
+    links change; the toy's Settle(C1) reads C2 as well, so after HandOver (which changes C2 only) it is
+    enabled and must be offered again (it was not: the listing knew only the built-in steps' reads)."""
+    from groupcheck.model.group import Act
+    from groupcheck.model.scenario import load_scenario
+
+    from groupcheck import simulate as sim
+    from groupcheck.variants import load_variant
+
+    load_variant(_toy(tmp_path))
+    scn = _scenario(tmp_path, "toy", "gc_pauses = 1", '["exclusive-fetch"]', VIOLATED)
+    model = sim.SimulationModel(load_scenario(scn, simulation=True).config)
+    w = model.init_states()[0]
+    settle = next(a for a in model.actions(w) if a.name == "Settle" and a.actor == "C1")
+    assert model.next_state(w, settle) is None  # disabled: nothing shared yet
+    w = model.next_state(w, Act("HandOver", "B1", (0,)))
+    assert w is not None
+    again = [a for a in model.actions(w) if a.name == "Settle" and a.actor == "C1"]
+    assert again and model.next_state(w, again[0]) is not None

@@ -118,7 +118,7 @@ BAD_VARIANTS = {
         'def g(*a):\n    raise RuntimeError("guard boom")\n'
         'V = Protocol("v", "s", tuple(replace(s, when=g) if s.name == "Fetch" else s '
         'for s in eager.actions), base="eager")',
-        "action Fetch (of a consumer): its guard (when) raised RuntimeError: guard boom",
+        "the guard (when) of action Fetch raised RuntimeError: guard boom",
     ),
 }
 

@@ -14,7 +14,7 @@ Graph attributes: ``scenario`` (name), ``description``, ``scenario_path``, ``pro
 ``property_description``, ``property_kind`` (``always``, ``deadlock``, ``eventually``, ``leads-to``; ``""``
 in a ``groupcheck-trace/1`` document, which does not record it), ``violation`` (the message),
 ``violation_step``, ``loop_start`` (``k``, or ``None`` for a finite counterexample), ``bounds``, ``stats``
-(dict), ``lifelines`` (list).
+(dict), ``lifelines`` (list), ``timing`` (the document's timing entry, or ``None``).
 
 Node attributes: ``index``, ``label`` (short text), ``state`` (JSON text of every actor's fields),
 ``phase``, ``kind`` (of the step that led here; ``"initial"`` for ``s0``), ``is_initial``,
@@ -23,7 +23,8 @@ Node attributes: ``index``, ``label`` (short text), ``state`` (JSON text of ever
 
 Edge attributes: ``index``, ``action``, ``args``, ``actor``, ``kind``, ``label``, ``src``, ``dst``,
 ``phase``, ``is_fault``, ``in_loop`` (the step is one the cycle repeats: ``k+1`` .. ``n``), ``is_back``
-(false). The back edge has ``is_back`` true, ``kind`` ``"loop"``, ``index`` ``None``, ``loop_start`` ``k``
+(false), ``time_ms`` (the step's time in a feasible timing witness, or ``None``). The back edge has
+``is_back`` true, ``kind`` ``"loop"``, ``index`` ``None``, ``loop_start`` ``k``
 and a ``label``; its step attributes are ``None``.
 """
 
@@ -54,6 +55,25 @@ def _lookup(state: dict[str, Any], key: str) -> Any:
     actor, _, field = key.partition(".")
     fields = state.get(actor)
     return fields.get(field) if isinstance(fields, dict) else None
+
+
+def timing_summary(entry: dict[str, Any]) -> str:
+    """A trace document's ``timing`` entry (issue 28) in one line: the verdict and what binds it."""
+    if entry.get("verdict") == "feasible":
+        times = entry.get("times_ms") or [0]
+        needs = entry.get("needs") or ()
+        more = f"; {'; '.join(needs)}" if needs else ""
+        return f"feasible with these settings (the last step at {seconds(times[-1])}){more}"
+    cond = entry.get("condition")
+    binding = entry.get("binding") or ()
+    said = f": {cond}" if cond else (f": {binding[0]}" if binding else "")
+    return "infeasible with these settings" + said
+
+
+def seconds(ms: int) -> str:
+    """``46.2 s`` for 46200 ms (up to the millisecond, no trailing zeros)."""
+    s = f"{ms / 1000:.3f}".rstrip("0").rstrip(".")
+    return f"{s} s"
 
 
 def loop_start(doc: dict[str, Any]) -> int | None:
@@ -98,7 +118,10 @@ def to_graph(doc: dict[str, Any]) -> nx.MultiDiGraph:
         bounds=str(doc["bounds"]),
         stats=dict(doc["stats"]),
         lifelines=list(doc["lifelines"]),
+        timing=dict(doc["timing"]) if isinstance(doc.get("timing"), dict) else None,
     )
+    timing = doc.get("timing") if isinstance(doc.get("timing"), dict) else {}
+    times = timing.get("times_ms") if isinstance(timing.get("times_ms"), list) else None
     bad = violation["step"]
     g.add_node(
         node_id(0),
@@ -146,6 +169,7 @@ def to_graph(doc: dict[str, Any]) -> nx.MultiDiGraph:
             is_fault=step["kind"] == "fault",
             in_loop=k is not None and i > k,
             is_back=False,
+            time_ms=times[i - 1] if times is not None and i - 1 < len(times) else None,
         )
     if k is not None:
         g.add_edge(

@@ -36,7 +36,9 @@ from groupcheck.traces.graph import (
     lifelines_named,
     loop_repeats,
     loop_text,
+    seconds,
     steps_in_order,
+    timing_summary,
 )
 from groupcheck.traces.narrate import RECORDED_NOTE
 
@@ -252,7 +254,8 @@ def _over(
 
 def _step_row(d: dict[str, Any], top: float, lay: Layout, columns: list[str]) -> tuple[float, list[str]]:
     """One step's drawing (arrow, box or band) in the row from ``top``: the row's height and its SVG."""
-    kind, label = d["kind"], f"{d['index']}. {d['label']}"
+    at = f"[{seconds(d['time_ms'])}] " if d.get("time_ms") is not None else ""
+    kind, label = d["kind"], f"{d['index']}. {at}{d['label']}"
     src, dst, actor = d.get("src"), d.get("dst"), d["actor"]
     xs = lay.xs
     first, last = xs[columns[0]], xs[columns[-1]]
@@ -741,6 +744,15 @@ def lasso_headline(message: str, description: str) -> str:
     return text
 
 
+def _timing_paragraph(timing: Any) -> str:
+    """The timing verdict under the violation (issue 28): the verdict, and what binds an infeasible one."""
+    if not isinstance(timing, dict):
+        return ""
+    said = "".join(f"<li>{escape(str(b))}</li>" for b in timing.get("binding") or ())
+    more = f"<ul>{said}</ul>" if said else ""
+    return f'<div id="timing" class="meta"><p>Timing: {escape(timing_summary(timing))}</p>{more}</div>'
+
+
 def to_html(doc: dict[str, Any], graph: nx.MultiDiGraph | None = None) -> str:
     """The viewer page of a (valid) trace document (``graph``: its :func:`traces.graph.to_graph`, if made)."""
     g = as_graph(doc) if graph is None else graph
@@ -781,6 +793,7 @@ def to_html(doc: dict[str, Any], graph: nx.MultiDiGraph | None = None) -> str:
         f'<p class="meta">Within these bounds: {escape(g.graph["bounds"])}. '
         f"Search: {escape(figures)} ({escape(RECORDED_NOTE)}).</p>",
         f'<p id="violation" role="alert">{escape(sentence)}</p>',
+        _timing_paragraph(g.graph.get("timing")),
         ""
         if start is None
         else f'<details id="definition"><summary>What {escape(prop)} means</summary>'

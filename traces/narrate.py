@@ -32,7 +32,15 @@ import textwrap
 from typing import Any
 
 import networkx as nx
-from groupcheck.traces.graph import as_graph, loop_repeats, loop_text, states_in_order, steps_in_order
+from groupcheck.traces.graph import (
+    as_graph,
+    loop_repeats,
+    loop_text,
+    seconds,
+    states_in_order,
+    steps_in_order,
+    timing_summary,
+)
 
 WIDTH = 100
 # the search figures are what the run reported: replaying the steps cannot re-check them
@@ -42,6 +50,17 @@ KIND_TAGS = {"fault": "FAULT ", "timeout": "TIMEOUT "}
 
 def _stats(stats: dict[str, Any]) -> str:
     return ", ".join(f"{str(k).replace('_', ' ')} {v}" for k, v in stats.items()) or "(none)"
+
+
+def step_ranges(steps: list[int]) -> str:
+    """``[1, 2, 3, 5]`` as ``1-3, 5``."""
+    out: list[str] = []
+    for i in steps:
+        if out and out[-1][1] == i - 1:
+            out[-1] = (out[-1][0], i)
+        else:
+            out.append((i, i))
+    return ", ".join(str(a) if a == b else f"{a}-{b}" for a, b in out)
 
 
 def narrate(doc_or_graph: dict[str, Any] | nx.MultiDiGraph) -> str:
@@ -57,6 +76,15 @@ def narrate(doc_or_graph: dict[str, Any] | nx.MultiDiGraph) -> str:
     lines.append(f"property: {a['property']}" + (f" — {desc}" if desc else ""))
     lines.append(f"bounds:   {a['bounds']}")
     lines.append(f"stats:    {_stats(a.get('stats') or {})} ({RECORDED_NOTE})")
+    timing = a.get("timing")
+    if isinstance(timing, dict):
+        lines.append(f"timing:   {timing_summary(timing)}")
+        lines += [f"  because: {b}" for b in timing.get("binding") or ()]
+        untimed = timing.get("untimed_steps") or []
+        if untimed:
+            lines.append(
+                f"  untimed: steps {step_ranges(untimed)} (no rule constrains them: only their order)"
+            )
     lines.append("")
     states = {d["index"]: d for _, d in states_in_order(g)}
     steps = steps_in_order(g)
@@ -68,7 +96,8 @@ def narrate(doc_or_graph: dict[str, Any] | nx.MultiDiGraph) -> str:
         phase = f"[phase {d['phase']}] " if d.get("phase") else ""  # 0 / null: no rebalance running
         tag = KIND_TAGS.get(d["kind"], "")
         who = f"{d['src']} → {d['dst']}" if d.get("src") and d.get("dst") else d["actor"]
-        lines.append(f"{d['index']:>{width}}. {phase}{tag}{who}  {d['label']}")
+        at = f"at {seconds(d['time_ms'])}  " if d.get("time_ms") is not None else ""
+        lines.append(f"{d['index']:>{width}}. {at}{phase}{tag}{who}  {d['label']}")
         changes = states[d["index"]]["changes"]
         lines.append(" " * (width + 2) + "changed: " + (", ".join(changes) if changes else "(nothing)"))
     if k is not None:

@@ -13,7 +13,7 @@ from typing import Any
 
 from groupcheck.model.actions import ActionSpec, Protocol, register
 from groupcheck.model.protocols.classic import coordinator as classic
-from groupcheck.model.protocols.seed import client
+from groupcheck.model.protocols.seed import client, timing
 from groupcheck.model.protocols.seed.table import (
     COORDINATOR_READS,
     COORDINATOR_WRITES,
@@ -26,7 +26,7 @@ from groupcheck.model.protocols.seed.table import (
 from groupcheck.model.shared.state import NONE, PREPARE, REBALANCING, SYNCING
 
 
-def _sync_timer(cfg: Any, w: Any, b: int, br: Any) -> bool:
+def _sync_timer(cfg: Any, b: int, br: Any, leader: int | None) -> bool:
     """The SyncGroup timeout needs a stalled poll loop (listing it nowhere else keeps it off every other
     scenario's hot path)."""
     return br.up and not br.paused and br.role not in (NONE, PREPARE) and cfg.budget.poll_stalls > 0
@@ -44,6 +44,7 @@ SYNC_GROUP = ActionSpec(
     request="SyncGroup",
     reads=_own | _net | parts("sizes"),
     writes=_net,
+    timing=(timing.DELIVERY,),
 )
 RESPOND_SYNC_GROUP = ActionSpec(
     "RespondSyncGroup",
@@ -63,11 +64,23 @@ SYNC_TIMEOUT = ActionSpec(
     classic.sync_timeout,
     "internal",
     "a member that never sent SyncGroup is removed",
+    timing=(timing.SYNC,),
     fair="member",
     when=_sync_timer,
     reads=COORDINATOR_READS,
     writes=COORDINATOR_WRITES,
 )
+
+
+# Kafka's classic coordinator's rebalance phases, as its group states name them (seed 004)
+PHASES: dict[int, tuple[str, str]] = {
+    0: ("no rebalance", ""),
+    1: ("trigger noticed", "trigger"),
+    2: ("PreparingRebalance: heartbeats answered REBALANCE_IN_PROGRESS", "REBALANCE_IN_PROGRESS"),
+    3: ("JoinGroups collected and answered (CompletingRebalance), SyncGroups held", "Join/Sync"),
+    4: ("the leader's assignment stored and written with the generation", "assignment written"),
+    5: ("SyncGroup responses sent: Stable", "SyncGroup resp."),
+}
 
 
 def _table() -> tuple[ActionSpec, ...]:
@@ -77,11 +90,15 @@ def _table() -> tuple[ActionSpec, ...]:
             s = replace(s, handler=classic.handle)
         elif s.name == "CompleteJoin":
             # it answers every JoinGroup at once and writes later (with the leader's assignment)
-            s = replace(s, handler=classic.complete_join, kind="internal")
+            s = replace(s, handler=classic.complete_join, kind="internal", timing=(timing.INITIAL_DELAY,))
         elif s.name == "RespondJoinGroup":
             s = RESPOND_SYNC_GROUP
         elif s.name == "SessionExpired":
-            s = replace(s, handler=classic.session_expired)
+            # and its timing: loading the group restarts every session timer (Kafka's onLoaded)
+            s = replace(s, handler=classic.session_expired, timing=(timing.CLASSIC_SESSION,))
+        elif s.name == "CoordinatorTimeout":
+            # Kafka's consumer: a silent coordinator is given up on only after a request or session timeout
+            s = replace(s, timing=(timing.GIVE_UP,))
         elif s.name == "RebalanceTimeout":
             # a static member's rebalance timeout completes the join itself, choosing as CompleteJoin does
             s = replace(s, handler=classic.rebalance_timeout, plan=True, choices=True)
@@ -96,7 +113,11 @@ def _table() -> tuple[ActionSpec, ...]:
 _TABLE = _table()
 EAGER = register(
     Protocol(
-        "eager", "Kafka's JoinGroup + SyncGroup with eager rebalancing", _TABLE, fairness_order=FAIRNESS_ORDER
+        "eager",
+        "Kafka's JoinGroup + SyncGroup with eager rebalancing",
+        _TABLE,
+        fairness_order=FAIRNESS_ORDER,
+        phases=PHASES,
     )
 )
 COOPERATIVE = register(
@@ -105,6 +126,7 @@ COOPERATIVE = register(
         "Kafka's JoinGroup + SyncGroup with incremental cooperative rebalancing (KIP-429)",
         _TABLE,
         fairness_order=FAIRNESS_ORDER,
+        phases=PHASES,
     )
 )
 STATIC = register(
@@ -113,5 +135,6 @@ STATIC = register(
         "Kafka's JoinGroup + SyncGroup with static membership (KIP-345)",
         _TABLE,
         fairness_order=FAIRNESS_ORDER,
+        phases=PHASES,
     )
 )

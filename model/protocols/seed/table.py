@@ -18,6 +18,7 @@ from groupcheck.model.actions import ActionSpec, Protocol, register
 from groupcheck.model.protocols.seed import client as cons_
 from groupcheck.model.protocols.seed import coordinator as coord_
 from groupcheck.model.protocols.seed import faults as family
+from groupcheck.model.protocols.seed import timing
 from groupcheck.model.shared import faults
 from groupcheck.model.shared.state import (
     ABSENT,
@@ -60,26 +61,26 @@ def _to_commit(cfg: Any, c: Any) -> bool:
     return c.status in (MEMBER, STOPPED) and not c.paused and c.dirty and c.member_id is not None
 
 
-def _serving(cfg: Any, w: Any, b: int, br: Any) -> bool:
+def _serving(cfg: Any, b: int, br: Any, leader: int | None) -> bool:
     return br.up and not br.paused
 
 
-def coordinating_guard(cfg: Any, w: Any, b: int, br: Any) -> bool:
+def coordinating_guard(cfg: Any, b: int, br: Any, leader: int | None) -> bool:
     return br.up and not br.paused and br.role != NONE
 
 
 def role_guard(*roles: str) -> Any:
-    def guard(cfg: Any, w: Any, b: int, br: Any) -> bool:
+    def guard(cfg: Any, b: int, br: Any, leader: int | None) -> bool:
         return br.up and not br.paused and br.role in roles
 
     return guard
 
 
-def _to_write(cfg: Any, w: Any, b: int, br: Any) -> bool:
+def _to_write(cfg: Any, b: int, br: Any, leader: int | None) -> bool:
     return br.up and not br.paused and br.role in SERVING and bool(br.unwritten)
 
 
-def _rebalance_timer(cfg: Any, w: Any, b: int, br: Any) -> bool:
+def _rebalance_timer(cfg: Any, b: int, br: Any, leader: int | None) -> bool:
     """The rebalance timeout needs a stalled poll loop, except with wait_for_rejoin off (listing it
     nowhere else keeps it off every other scenario's hot path)."""
     if not (br.up and not br.paused and br.role == PREPARE):
@@ -138,6 +139,7 @@ def _consumer_steps() -> list[ActionSpec]:
             request="JoinGroup",
             reads=own | net,
             writes=net,
+            timing=(timing.DELIVERY,),
         ),
         ActionSpec(
             "Heartbeat",
@@ -150,6 +152,7 @@ def _consumer_steps() -> list[ActionSpec]:
             request="Heartbeat",
             reads=own | net,
             writes=net,
+            timing=(timing.DELIVERY,),
         ),
         ActionSpec(
             "OffsetCommit",
@@ -162,6 +165,7 @@ def _consumer_steps() -> list[ActionSpec]:
             request="OffsetCommit",
             reads=own | net,
             writes=net,
+            timing=(timing.DELIVERY,),
         ),
         ActionSpec(
             "Fetch",
@@ -242,6 +246,7 @@ def _consumer_steps() -> list[ActionSpec]:
             fair="fault",
             spends="gc_pauses",
             when=active_guard,
+            timing=(timing.CONSUMER_PAUSE,),
             reads=parts("consumer budget"),
             writes=parts("consumer budget"),
         ),
@@ -252,6 +257,7 @@ def _consumer_steps() -> list[ActionSpec]:
             cons_.poll_timeout,
             "internal",
             "a stalled poll loop exceeds max.poll.interval.ms: the consumer leaves the group",
+            timing=(timing.POLL,),
             when=lambda cfg, c: active_guard(cfg, c) and c.stalled,
             reads=own | net,
             writes=gives_up,
@@ -406,6 +412,7 @@ def _broker_steps() -> list[ActionSpec]:
             h.session_expired,
             "timeout",
             "a member's session times out",
+            timing=(timing.SEED_SESSION,),
             fair="member",
             when=coordinating_guard,
             reads=COORDINATOR_READS,
@@ -418,6 +425,7 @@ def _broker_steps() -> list[ActionSpec]:
             h.rebalance_timeout,
             "internal",
             "the rebalance timeout runs out for a member that has not rejoined",
+            timing=(timing.REBALANCE,),
             fair="member",
             when=_rebalance_timer,
             reads=COORDINATOR_READS,
@@ -433,7 +441,7 @@ def _broker_steps() -> list[ActionSpec]:
             faults.broker_resume,
             "fault",
             "a paused broker resumes",
-            when=lambda cfg, w, b, br: br.paused,
+            when=lambda cfg, b, br, leader: br.paused,
             reads=parts("broker"),
             writes=parts("broker"),
         ),
@@ -447,6 +455,7 @@ def _broker_steps() -> list[ActionSpec]:
             fair="fault",
             spends="gc_pauses",
             when=_serving,
+            timing=(timing.BROKER_PAUSE,),
             reads=parts("broker budget"),
             writes=parts("broker budget"),
         ),
@@ -459,7 +468,7 @@ def _broker_steps() -> list[ActionSpec]:
             "the coordinator crashes",
             fair="fault",
             spends="coordinator_failovers",
-            when=lambda cfg, w, b, br: w.leader == b,
+            when=lambda cfg, b, br, leader: leader == b,
             reads=parts("broker leader budget"),
             writes=leadership,
         ),
@@ -470,7 +479,8 @@ def _broker_steps() -> list[ActionSpec]:
             family.elect_coordinator,
             "fault",
             "becomes the offsets partition's leader, and so the coordinator",
-            when=lambda cfg, w, b, br: w.leader is None,
+            timing=(timing.LOAD,),
+            when=lambda cfg, b, br, leader: leader is None,
             reads=parts("broker leader log sizes"),
             writes=leadership,
         ),
@@ -482,7 +492,7 @@ def _broker_steps() -> list[ActionSpec]:
             "fault",
             "a crashed broker starts again",
             fair="fault",
-            when=lambda cfg, w, b, br: not br.up,
+            when=lambda cfg, b, br, leader: not br.up,
             reads=parts("broker"),
             writes=parts("broker"),
         ),
@@ -493,9 +503,10 @@ def _broker_steps() -> list[ActionSpec]:
             family.failback,
             "fault",
             "leadership of the offsets partition returns to the first broker",
+            timing=(timing.LOAD,),
             fair="fault",
             spends="failbacks",
-            when=lambda cfg, w, b, br: b == 0,
+            when=lambda cfg, b, br, leader: b == 0,
             reads=parts("broker brokers leader log sizes budget"),
             writes=leadership,
         ),
@@ -506,9 +517,10 @@ def _broker_steps() -> list[ActionSpec]:
             family.move_leadership,
             "fault",
             "leadership of the offsets partition moves to this broker",
+            timing=(timing.LOAD,),
             fair="fault",
             spends="leader_moves",
-            when=lambda cfg, w, b, br: w.leader is not None and w.leader != b and br.up and not br.paused,
+            when=lambda cfg, b, br, leader: leader is not None and leader != b and br.up and not br.paused,
             reads=parts("broker brokers leader log sizes budget"),
             writes=leadership,
         ),
@@ -519,7 +531,7 @@ def _broker_steps() -> list[ActionSpec]:
             coord_.unload_group,
             "internal",
             "no longer leads the offsets partition: stops coordinating the group",
-            when=lambda cfg, w, b, br: br.role != NONE and w.leader != b,
+            when=lambda cfg, b, br, leader: br.role != NONE and leader != b,
             reads=COORDINATOR_READS,
             writes=COORDINATOR_WRITES,
         ),
@@ -591,6 +603,18 @@ FAIRNESS_ORDER = (
 )
 
 
+# the seed-000 design's names for the five rebalance phases its coordinator records (Broker.phase):
+# (name, short name for a band)
+PHASES: dict[int, tuple[str, str]] = {
+    0: ("no rebalance", ""),
+    1: ("trigger noticed", "trigger"),
+    2: ("heartbeats answered IllegalGeneration", "IllegalGeneration"),
+    3: ("collecting JoinGroups", "JoinGroups"),
+    4: ("new generation written", "gen. written"),
+    5: ("sending JoinGroup responses", "JoinGroup resp."),
+}
+
+
 def _table() -> tuple[ActionSpec, ...]:
     consumer = _consumer_steps()
     broker = _requests(coord_.handle) + _broker_steps()
@@ -603,5 +627,6 @@ SEED = register(
         "the seed-000 design: JoinGroup answered with the assignment, five phases",
         _table(),
         fairness_order=FAIRNESS_ORDER,
+        phases=PHASES,
     )
 )
