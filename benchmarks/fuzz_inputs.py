@@ -13,6 +13,19 @@ traces. ``--n N`` tries N scenario mutants, N/4 trace mutants and N/10 sweep mut
 accepted, and what must stay 0: tracebacks (an exception escaping ``main``), hangs, rejections that are not
 one line naming the file, always-invalid mutants accepted, unchanged files rejected. Exit 1 if any is not 0.
 
+Three more kinds are not mutants of the catalogue (issue 29): ``scratch``, documents generated from scratch
+from each format's own keys with values of every kind (scenarios, traces, sweeps; ``--n`` of them);
+``special``, files that are not regular files (a FIFO, a folder, links to /dev/zero and /dev/null, a
+dangling link, a sparse multi-GiB file) given to every command that reads one, ``--model`` included; and
+``amplify``, inputs that ask for much work or memory (the largest groups the limits allow, deep nesting,
+huge strings, lists and numbers, traces of many steps, and flags that ask for millions of workers, steps
+or walks): each must be refused in one line or finish within the time limit. For every input the files
+given are hashed before and after: a changed or vanished input is **data lost**. The last line gives the
+counts the issue asks for -- tried, refused cleanly, accepted, tracebacks, hangs, data lost -- and the
+script exits 1 unless the last three (and the other failures above) are 0.
+
+    python benchmarks/fuzz_inputs.py --only scratch --only special --only amplify --n 300
+
 The test suite (tests/test_fuzz.py) drives the same mutation operators from Hypothesis.
 """
 
@@ -77,7 +90,15 @@ class Outcome:
     detail: str = ""
 
 
-BAD = ("traceback", "hang", "bad message", "rejected after loading", "invalid accepted", "valid rejected")
+BAD = (
+    "traceback",
+    "hang",
+    "data lost",
+    "bad message",
+    "rejected after loading",
+    "invalid accepted",
+    "valid rejected",
+)
 
 
 # ----------------------------------------------------------------------------------------------- TOML out
@@ -816,13 +837,28 @@ def _guarded(m: Mutant, body: Callable[[Path], Outcome], limit: float) -> Outcom
     with tempfile.TemporaryDirectory(prefix="groupcheck-fuzz-") as tmp:
         path = Path(tmp) / ("input.json" if m.kind == "trace" else "input.toml")
         path.write_bytes(m.data)
-        try:
-            with time_limit(limit):
-                return body(path)
-        except Hang:
-            return Outcome("hang", f"{m.operator} on {m.source}: over {limit:.0f} s")
-        except Exception:
-            return Outcome("traceback", f"{m.operator} on {m.source}: {traceback.format_exc()}")
+        outcome = _limited(f"{m.operator} on {m.source}", lambda: body(path), limit)
+        if outcome.status in ("rejected", "accepted") and not _intact(path, m.data):
+            return Outcome("data lost", f"{m.operator} on {m.source}: the input was changed or removed")
+        return outcome
+
+
+def _limited(what: str, body: Callable[[], Outcome], limit: float) -> Outcome:
+    try:
+        with time_limit(limit):
+            return body()
+    except Hang:
+        return Outcome("hang", f"{what}: over {limit:.0f} s")
+    except Exception:
+        return Outcome("traceback", f"{what}: {traceback.format_exc()}")
+
+
+def _intact(path: Path, data: bytes) -> bool:
+    """The user's file is still there, byte for byte (nothing groupcheck ran may rewrite an input)."""
+    try:
+        return path.is_file() and not path.is_symlink() and path.read_bytes() == data
+    except OSError:
+        return False
 
 
 def run_scenario_mutant(m: Mutant, limit: float = TIME_LIMIT) -> Outcome:
@@ -877,13 +913,16 @@ def run_sweep_mutant(m: Mutant, limit: float = TIME_LIMIT) -> Outcome:
 def run_trace_mutant(m: Mutant, limit: float = TIME_LIMIT) -> Outcome:
     def body(path: Path) -> Outcome:
         results = {}
-        for command in ("replay", "show"):
+        for command in ("replay", "show", "render"):
             code, _, err = run_cli([command, str(path)])
             if code not in (0, 1, 2):
                 return Outcome("bad message", f"{m.operator} on {m.source}: {command} exit {code}")
             if code == 2 and not _clean_rejection(err, path):
                 return Outcome("bad message", f"{m.operator} on {m.source}: {command}: {err!r}")
             results[command] = code == 2
+        if results["render"] != results["show"]:  # render reads what show reads
+            return Outcome("bad message", f"{m.operator} on {m.source}: show and render disagree")
+        del results["render"]
         if m.expect == REJECT + "-replay":
             return _judge(m, results["show"], results["replay"])
         if m.expect == REJECT and not all(results.values()):
@@ -918,6 +957,266 @@ def make_traces(out: Path) -> list[Path]:
     return paths
 
 
+# ---------------------------------------------------------------- inputs generated from scratch (issue 29)
+
+# each format's own keys: a document built from them reaches past the first "unknown key"
+SCRATCH_KEYS: dict[str, dict[str, list[str]]] = {
+    "scenario": {
+        "": ["name", "description", "protocol", "assignor", "start", "group", "faults", "switches", "check",
+             "expect"],
+        "group": ["consumers", "brokers", "topics", "records_per_partition", "static_members"],
+        "faults": [*sorted(FAULT_NAMES)[:8], "failover_phase", "no_such_fault"],
+        "switches": [*sorted(SWITCH_NAMES)[:6], "no_such_switch"],
+        "check": ["properties", "max_depth", "max_states", "deadlock"],
+        "expect": ["verdict", "property", "unexercised"],
+    },
+    "trace": {
+        "": ["schema", "model", "scenario", "scenario_path", "property", "bounds", "stats", "lifelines",
+             "phases", "initial_state", "steps", "violation", "loop"],
+        "violation": ["property", "step", "message"],
+        "model": ["protocol", "module", "object", "sha256"],
+        "loop": ["start"],
+    },
+    "sweep": {
+        "": ["name", "description", "base", "grid", "switch_off"],
+        "grid": ["group.consumers", "group.brokers", "faults.gc_pauses", "switches.member_id_check",
+                 "assignor"],
+    },
+}  # fmt: skip
+_WORDS = ["seed", "classic", "eager", "cooperative", "static", "range", "sticky", "holds", "violated",
+          "single-owner", "exclusive-fetch", "stable", "empty", "*", "none", "C1", "B1", "t0"]  # fmt: skip
+
+
+def _scratch_value(rng: random.Random, depth: int = 0) -> Any:
+    roll = rng.random()
+    if depth < 3 and roll < 0.15:
+        return [_scratch_value(rng, depth + 1) for _ in range(rng.randint(0, 4))]
+    if depth < 3 and roll < 0.25:
+        return {_random_key(rng, {}): _scratch_value(rng, depth + 1) for _ in range(rng.randint(0, 3))}
+    return rng.choice([
+        lambda: rng.randint(-3, 6),
+        lambda: rng.choice([0, 1, 2, 2**31, 10**12, -(2**63), 2**63]),
+        lambda: rng.random() < 0.5,
+        lambda: "".join(chr(rng.randint(0, 0x2FF)) for _ in range(rng.randint(0, 12))),
+        lambda: rng.choice(_WORDS),
+        lambda: rng.uniform(-1e9, 1e9),
+        lambda: rng.choice([float("nan"), float("inf"), -0.0]),
+    ])()  # fmt: skip
+
+
+def scratch_document(rng: random.Random, kind: str) -> dict[str, Any]:
+    """A document of ``kind`` built from its format's keys (a random subset, nested tables among them)
+    with values of every kind: most are invalid somewhere, a few are whole."""
+    keys = SCRATCH_KEYS[kind]
+    doc: dict[str, Any] = {}
+    if kind == "scenario" and rng.random() < 0.5:  # a small whole scenario, a few of its values drawn
+        doc = {"name": "scratch", "group": {"consumers": rng.randint(1, 3), "brokers": rng.randint(1, 2),
+                                            "topics": {"t0": rng.randint(1, 2)}}}  # fmt: skip
+        for _ in range(rng.choice([0, 1, 1, 2])):
+            table = rng.choice([k for k in keys if k])
+            plausible = rng.choice([rng.randint(0, 4), rng.random() < 0.5, rng.choice(_WORDS)])
+            value = plausible if rng.random() < 0.7 else _scratch_value(rng)
+            doc.setdefault(table, {})[rng.choice(keys[table])] = value
+        return doc
+    for key in rng.sample(keys[""], rng.randint(0, len(keys[""]))):
+        if key in keys and rng.random() < 0.7:
+            sub = keys[key]
+            doc[key] = {k: _scratch_value(rng) for k in rng.sample(sub, rng.randint(0, len(sub)))}
+        else:
+            doc[key] = _scratch_value(rng)
+    return doc
+
+
+def scratch_mutant(rng: random.Random, i: int) -> Mutant:
+    kind = ("scenario", "trace", "sweep")[i % 3]
+    doc = scratch_document(rng, kind)
+    if kind == "trace":
+        data = json.dumps(doc, default=_json_default).encode("utf-8")
+    else:
+        data = toml_dumps(doc).encode("utf-8")
+    return Mutant(kind, "(from scratch)", f"from scratch #{i}", data, ANY)
+
+
+def run_scratch(rng: random.Random, n: int, limit: float = TIME_LIMIT) -> Counter[str]:
+    counts: Counter[str] = Counter()
+    for i in range(n):
+        m = scratch_mutant(rng, i)
+        o = RUNNERS[m.kind](m, limit)
+        counts[o.status] += 1
+        _note(counts, o)
+    return counts
+
+
+# ------------------------------------------------------------------------ files that are not files at all
+
+SPECIAL_KINDS = ("fifo", "folder", "dev-zero", "dev-null", "dangling", "sparse-4GiB")
+# what reads a file, and the name the file is given there
+SPECIAL_COMMANDS: list[tuple[str, list[str], str]] = [
+    ("check", ["check", "{}"], "x.toml"),
+    ("list", ["list", "{}"], "x.toml"),
+    ("simulate", ["simulate", "{}", "--runs", "5"], "x.toml"),
+    ("pin", ["pin", "{}", "--yes"], "x.toml"),
+    ("sweep", ["sweep", "{}", "--out", "{out}"], "grid.toml"),
+    ("replay", ["replay", "{}"], "trace.json"),
+    ("show", ["show", "{}"], "trace.json"),
+    ("render", ["render", "{}", "--out", "{out}"], "trace.json"),
+    ("check --resume", ["check", "{scenario}", "--resume", "{dir}"], "run.json"),
+    ("check --model", ["check", "--model", "{}:V", "{scenario}"], "variant.py"),
+    ("check --expect-from", ["check", "--expect-from", "{}", "--yes"], "summary.json"),
+]
+
+
+def _make_special(path: Path, kind: str) -> None:
+    import os
+
+    if kind == "fifo":
+        os.mkfifo(path)
+    elif kind == "folder":
+        path.mkdir()
+        (path / "inner.toml").mkdir()
+    elif kind == "dev-zero":
+        path.symlink_to("/dev/zero")
+    elif kind == "dev-null":
+        path.symlink_to("/dev/null")
+    elif kind == "dangling":
+        path.symlink_to(path.parent / "nowhere")
+    else:
+        with open(path, "wb") as f:
+            f.truncate(4 << 30)  # sparse: costs nothing to make, everything to read
+
+
+def run_special(limit: float = 30.0) -> tuple[Counter[str], list[str]]:
+    """Every special file given to every command that reads a file: each refused unread, in one line."""
+    counts: Counter[str] = Counter()
+    problems: list[str] = []
+    scenario = ROOT / "specs" / "consumer-joins.toml"
+    for kind in SPECIAL_KINDS:
+        for what, argv, name in SPECIAL_COMMANDS:
+            with tempfile.TemporaryDirectory(prefix="groupcheck-fuzz-special-") as tmp:
+                folder = Path(tmp) / "run"
+                folder.mkdir()
+                path = (folder if what == "check --resume" else Path(tmp)) / name
+                _make_special(path, kind)
+                args = [a.format(path, out=Path(tmp) / "o", scenario=scenario, dir=folder) for a in argv]
+
+                def body(args: list[str] = args, name: str = name) -> Outcome:
+                    code, _, err = run_cli(args)
+                    lines = err.strip().splitlines()
+                    if code != 2 or not lines or not all(ln.startswith("groupcheck: ") for ln in lines):
+                        return Outcome("bad message", f"exit {code}: {err[-300:]!r}")
+                    if len(lines) != 1 or (name not in err and "run" not in err):
+                        return Outcome("bad message", f"not one line naming the file: {err[-300:]!r}")
+                    return Outcome("rejected")
+
+                o = _limited(f"{what} given a {kind}", body, limit)
+                counts[o.status] += 1
+                if o.status in BAD:
+                    problems.append(f"special {o.status}: {what} given a {kind}: {o.detail}")
+    return counts, problems
+
+
+# -------------------------------------------------------------------- inputs that ask for much work or memory
+
+
+def _big_scenario(**over: Any) -> dict[str, Any]:
+    doc: dict[str, Any] = {
+        "name": "amplify",
+        "group": {"consumers": LIMITS["consumers"][1], "brokers": LIMITS["brokers"][1],
+                  "topics": {f"t{i}": MAX_PARTITIONS // MAX_TOPICS for i in range(MAX_TOPICS)},
+                  "records_per_partition": LIMITS["records_per_partition"][1]},
+        "faults": {f: 3 for f in sorted(FAULT_NAMES)[:4]},
+    }  # fmt: skip
+    doc.update(over)
+    return doc
+
+
+def amplifying_inputs() -> list[tuple[str, str, bytes, list[str]]]:
+    """(what, file name, contents, command line with {} for the file): each must be refused in one line
+    or finish (its search stopped by its own limits) within the time limit."""
+    n = 200_000
+    toml = lambda d: toml_dumps(d).encode("utf-8")  # noqa: E731
+    deep_toml = ("x = " + "[" * n + "]" * n + "\n").encode()
+    deep_json = ("[" * n + "]" * n).encode()
+    check = ["check", "{}", "--max-states", MAX_STATES]
+    big = toml(_big_scenario())
+    out: list[tuple[str, str, bytes, list[str]]] = [
+        ("the largest group the limits allow", "a.toml", toml(_big_scenario()), check),
+        ("the largest group, simulated", "a.toml",
+         toml({**_big_scenario(), "group": {"consumers": SIMULATION_LIMITS["consumers"][1], "brokers": 4,
+                                            "topics": {"t0": MAX_SIMULATION_PARTITIONS}}}),
+         ["simulate", "{}", "--runs", "2", "--depth", "200", "--no-shrink"]),
+        ("one past every limit", "a.toml",
+         toml(_big_scenario(group={"consumers": LIMITS["consumers"][1] + 1,
+                                   "brokers": LIMITS["brokers"][1] + 1,
+                                   "topics": {f"t{i}": 1 for i in range(MAX_TOPICS + 1)}})), check),
+        ("a million topics", "a.toml",
+         toml(_big_scenario(group={"topics": {f"t{i}": 1 for i in range(10**6)}})), check),
+        ("deep nesting (TOML)", "a.toml", deep_toml, check),
+        ("deep nesting (JSON trace)", "t.json", deep_json, ["replay", "{}"]),
+        ("a 5 MB description", "a.toml", toml(_big_scenario(description="x" * 5_000_000)), check),
+        ("a huge integer", "a.toml", toml(_big_scenario(check={"max_states": 10**4000})), check),
+        ("a huge JSON integer", "t.json", b'{"schema": 1' + b"0" * 100_000 + b"}", ["show", "{}"]),
+        ("a list of a million properties", "a.toml",
+         toml(_big_scenario(check={"properties": ["single-owner"] * 10**6})), check),
+        ("100,000 unknown keys", "a.toml", toml({f"k{i}": i for i in range(100_000)}), check),
+        ("a trace of 200,000 steps", "t.json",
+         json.dumps({"schema": 1, "steps": [{"action": "Fetch", "actor": "C1"}] * 200_000}).encode(),
+         ["replay", "{}"]),
+        ("a grid of 10^12 points", "g.toml",
+         toml({"name": "g", "base": str(ROOT / "specs" / "consumer-joins.toml"),
+               "grid": {f"faults.gc_pauses{i}": list(range(100)) for i in range(6)}}),
+         ["sweep", "{}", "--out", "{out}"]),
+        ("simulate --depth 10^7", "a.toml", big, ["simulate", "{}", "--depth", "10000000"]),
+        ("simulate --workers 10^7", "a.toml", big, ["simulate", "{}", "--workers", "9999999"]),
+        ("simulate --runs 10^20", "a.toml", big, ["simulate", "{}", "--runs", str(10**20)]),
+        ("check --workers 10^7", "a.toml", big, ["check", "{}", "--workers", "9999999"]),
+        ("check --max-time 10^300", "a.toml", toml(_big_scenario()),
+         ["check", "{}", "--max-time", "1e300", "--max-states", MAX_STATES]),
+        ("check --max-memory 10^30", "a.toml", toml(_big_scenario()),
+         ["check", "{}", "--max-memory", "1" + "0" * 30, "--max-states", MAX_STATES]),
+        ("conform --walks 10^20", "a.toml", toml(_big_scenario()), ["conform", "{}", "--walks", str(10**20)]),
+        ("a 100 MB variant module", "v.py", b"#" * 100_000_000, ["check", "--model", "{}:V", "{}"]),
+    ]  # fmt: skip
+    return out
+
+
+def run_amplify(limit: float = TIME_LIMIT) -> tuple[Counter[str], list[str]]:
+    counts: Counter[str] = Counter()
+    problems: list[str] = []
+    for what, name, data, argv in amplifying_inputs():
+        with tempfile.TemporaryDirectory(prefix="groupcheck-fuzz-amplify-") as tmp:
+            path = Path(tmp) / name
+            path.write_bytes(data)
+            args = [a.format(path, out=Path(tmp) / "o") for a in argv]
+
+            def body(args: list[str] = args) -> Outcome:
+                code, _, err = run_cli(args)
+                if code == 2:
+                    lines = err.strip().splitlines()
+                    if len(lines) != 1 or not lines[0].startswith("groupcheck: "):
+                        return Outcome("bad message", f"exit 2: {err[-300:]!r}")
+                    return Outcome("rejected")
+                if code not in (0, 1):
+                    return Outcome("bad message", f"exit {code}: {err[-300:]!r}")
+                return Outcome("accepted")
+
+            o = _limited(what, body, limit)
+            if o.status in ("rejected", "accepted") and not _intact(path, data):
+                o = Outcome("data lost", f"{what}: the input was changed or removed")
+            counts[o.status] += 1
+            if o.status in BAD:
+                problems.append(f"amplify {o.status}: {what}: {o.detail[-500:]}")
+    return counts, problems
+
+
+_SCRATCH_PROBLEMS: list[str] = []
+
+
+def _note(counts: Counter[str], o: Outcome) -> None:
+    if o.status in BAD:
+        _SCRATCH_PROBLEMS.append(f"scratch {o.status}: {o.detail[-500:]}")
+
+
 # ------------------------------------------------------------------------------------------ the script
 
 
@@ -948,34 +1247,50 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0] if __doc__ else None)
     parser.add_argument("--n", type=int, default=2_000, help="scenario mutants; N/4 traces, N/10 sweeps")
     parser.add_argument("--seed", type=int, default=13)
-    parser.add_argument("--only", choices=tuple(RUNNERS), action="append")
+    parser.add_argument("--only", choices=(*RUNNERS, "scratch", "special", "amplify"), action="append")
     parser.add_argument("--save", metavar="DIR", type=Path, help="write every bad mutant to DIR")
     args = parser.parse_args(argv)
     rng = random.Random(args.seed)
-    kinds = args.only or ["scenario", "trace", "sweep"]
+    kinds = args.only or ["scenario", "trace", "sweep", "scratch", "special", "amplify"]
     counts = {"scenario": args.n, "trace": max(1, args.n // 4), "sweep": max(1, args.n // 10)}
+    counts["scratch"] = args.n
     print(f"{'kind':<9} {'tried':>7} {'rejected':>9} {'accepted':>9} {'tracebacks':>11} {'hangs':>6} "
-          f"{'other bad':>10} {'seconds':>8}")  # fmt: skip
+          f"{'data lost':>10} {'other bad':>10} {'seconds':>8}")  # fmt: skip
     all_problems: list[str] = []
+    total: Counter[str] = Counter()
     with tempfile.TemporaryDirectory(prefix="groupcheck-fuzz-traces-") as tmp:
         for kind in kinds:
-            if kind == "scenario":
-                sources = scenario_sources()
-            elif kind == "sweep":
-                sources = sweep_sources()
-            else:
-                sources = make_traces(Path(tmp))
             start = time.perf_counter()
-            c, problems = fuzz(kind, sources, counts[kind], rng, args.save)
-            other = sum(c[s] for s in BAD if s not in ("traceback", "hang"))
+            if kind == "scratch":
+                c, problems = run_scratch(rng, counts[kind]), list(_SCRATCH_PROBLEMS)
+            elif kind == "special":
+                c, problems = run_special()
+            elif kind == "amplify":
+                c, problems = run_amplify()
+            else:
+                if kind == "scenario":
+                    sources = scenario_sources()
+                elif kind == "sweep":
+                    sources = sweep_sources()
+                else:
+                    sources = make_traces(Path(tmp))
+                c, problems = fuzz(kind, sources, counts[kind], rng, args.save)
+            other = sum(c[s] for s in BAD if s not in ("traceback", "hang", "data lost"))
             print(
                 f"{kind:<9} {sum(c.values()):>7,} {c['rejected']:>9,} {c['accepted']:>9,} "
-                f"{c['traceback']:>11,} {c['hang']:>6,} {other:>10,} {time.perf_counter() - start:>8.1f}"
+                f"{c['traceback']:>11,} {c['hang']:>6,} {c['data lost']:>10,} {other:>10,} "
+                f"{time.perf_counter() - start:>8.1f}"
             )
             sys.stdout.flush()
+            total.update(c)
             all_problems += problems
     for p in all_problems[:20]:
         print(p)
+    print(
+        f"tried {sum(total.values()):,}, refused cleanly {total['rejected']:,}, "
+        f"accepted {total['accepted']:,}, "
+        f"tracebacks {total['traceback']:,}, hangs {total['hang']:,}, data lost {total['data lost']:,}"
+    )
     return 1 if all_problems else 0
 
 

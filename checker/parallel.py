@@ -131,7 +131,44 @@ def _balance(sizes: list[int]) -> list[tuple[int, int, int]]:
     return moves
 
 
-def _gather(controls: list[Any], stop: Any, should_stop: StopHook | None, asked: list[str]) -> list[Any]:
+class _Failed:
+    """What a worker sends its parent instead of a report when its search raised: the exception (the
+    parent raises it; a worker that died silently would leave the parent waiting for ever)."""
+
+    def __init__(self, exc: BaseException) -> None:
+        try:
+            pickle.dumps(exc)
+            self.exc: BaseException = exc
+        except Exception:  # an exception that does not pickle: say what it was
+            self.exc = ModelError(f"a worker's search raised {type(exc).__name__}: {exc}")
+
+
+def _report(report: Any) -> Any:
+    if isinstance(report, _Failed):
+        raise report.exc
+    return report
+
+
+def _dead(i: int, procs: Sequence[Any] | None) -> None:
+    """Raise if worker ``i`` ended without a word (killed, or ``os._exit`` in a model's code)."""
+    if procs is not None and not procs[i].is_alive():
+        raise ModelError(f"worker {i + 1} of {len(procs)} ended (exit code {procs[i].exitcode}) mid-search")
+
+
+def _receive(conn: Any, i: int, procs: Sequence[Any] | None) -> Any:
+    """Worker ``i``'s next message, or its failure raised."""
+    while not conn.poll(0.5):
+        _dead(i, procs)
+    return _report(conn.recv())
+
+
+def _gather(
+    controls: list[Any],
+    stop: Any,
+    should_stop: StopHook | None,
+    asked: list[str],
+    procs: Sequence[Any] | None = None,
+) -> list[Any]:
     """Every worker's report, asking ``should_stop`` twice a second while waiting and once more when
     every report is in (a stop it asks for is recorded in ``asked`` and passed to the workers through
     ``stop``). Only this process sees a signal sent to it alone, and a level can take less than half a
@@ -149,8 +186,12 @@ def _gather(controls: list[Any], stop: Any, should_stop: StopHook | None, asked:
     while len(got) < len(conns):
         ready = wait([c for i, c in enumerate(conns) if i not in got], timeout=0.5)
         for c in ready:
-            got[conns.index(c)] = c.recv()  # type: ignore[union-attr]
+            i = conns.index(c)
+            got[i] = _report(c.recv())  # type: ignore[union-attr]
         if not ready:
+            for i in range(len(conns)):
+                if i not in got and not conns[i].poll(0):
+                    _dead(i, procs)
             ask()
     ask()
     return [got[i] for i in range(len(conns))]
@@ -184,7 +225,20 @@ def _ignore_signals(stop: Any) -> None:
     signal.signal(signal.SIGTERM, handler)
 
 
-def _worker(
+def _worker(*args: Any) -> None:
+    """A worker's search (:func:`_work`); whatever it raises goes to the parent, which raises it (a model's
+    error ends the command in its own words instead of leaving the parent waiting)."""
+    control = args[7]
+    try:
+        _work(*args)
+    except BaseException as exc:  # every failure is reported, then the worker ends
+        try:
+            control.send(_Failed(exc))
+        finally:
+            os._exit(1)
+
+
+def _work(
     k: int,
     n: int,
     model: Model[Any, Any],
@@ -347,11 +401,11 @@ def parallel_bfs(
     try:
         while True:
             try:
-                reports = _gather(controls, stop, should_stop, asked)
+                reports = _gather(controls, stop, should_stop, asked, procs)
             except KeyboardInterrupt:  # Ctrl-C reached the workers too: collect their reports
                 stop.set()
                 asked.append("interrupted")
-                reports = [c[0].recv() for c in controls]
+                reports = [_receive(c[0], i, procs) for i, c in enumerate(controls)]
             before = distinct
             distinct = sum(r[0] for r in reports)
             if distinct > before and depth > 0:
@@ -373,7 +427,11 @@ def parallel_bfs(
             for c in controls:
                 c[0].send("go")
             depth += 1
-        finals = [c[0].recv() for c in controls]
+        finals = [_receive(c[0], i, procs) for i, c in enumerate(controls)]
+    except BaseException:
+        for p in procs:  # the others may wait on the one that failed: end them now
+            p.kill()
+        raise
     finally:
         for p in procs:
             p.join(timeout=30)

@@ -230,9 +230,9 @@ def bfs(
             return outcome(Verdict.VIOLATED)
         level = 0  # the depth of the states being expanded
         if run is not None and resume:
-            level, generated, deepest, depth_limited = _resume(
-                model, run, fp_of, inits, visited, parents, queue, cover
-            )
+            resumed = _resume(model, run, fp_of, inits, visited, parents, queue, cover)
+            if resumed is not None:  # else the run stopped before its first level: it starts over
+                level, generated, deepest, depth_limited = resumed
         elif run is not None:
             run.start()
 
@@ -312,12 +312,18 @@ def _resume(
     parents: ParentLog,
     queue: SpillQueue,
     cover: CoverageCounter,
-) -> tuple[int, int, int, bool]:
+) -> tuple[int, int, int, bool] | None:
     """Rebuild a verified run's search state (see :mod:`checker.checkpoint`): every level's states by
     replaying each first record's action from its parent, the visited set, the parent links and the
     queue (the last level, in the order the search met it). Returns (level, generated, deepest,
-    depth_limited) as they were when that level was complete."""
+    depth_limited) as they were when that level was complete; None when the run stopped before its first
+    level was complete (it recorded nothing but its identity: the search starts from the initial states,
+    in this run directory)."""
     levels = run.load()
+    if not levels:
+        if run.meta.get("figures"):
+            raise CheckpointError(f"{run.dir / RUN_FILE}: figures without a level (not this run's)")
+        return None
     while queue:  # the initial states: the run continues from its last level instead
         queue.popleft()
     prev = dict(inits)

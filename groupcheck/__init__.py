@@ -5,14 +5,17 @@ This is the only layer that prints or chooses exit codes. Library users call :fu
 
 from __future__ import annotations
 
+# the order matters: Ctrl-C is made quiet before anything slow is imported; _signal is the C module
+# (`signal` builds its enums first, long enough for a Ctrl-C to land in the middle)
+import _signal
 import os as _os
-import signal as _signal
 import sys as _sys
-from typing import TYPE_CHECKING, Any
 
 if _os.path.basename(_sys.argv[0] if _sys.argv else "") == "groupcheck":  # the command line is starting:
     if _signal.getsignal(_signal.SIGINT) is _signal.default_int_handler:  # Ctrl-C before cli.main takes
         _signal.signal(_signal.SIGINT, _signal.SIG_DFL)  # it over ends the process quietly, no traceback
+
+from typing import TYPE_CHECKING, Any
 
 from groupcheck import _compiled
 

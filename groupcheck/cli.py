@@ -251,6 +251,34 @@ def _run_dir(args: argparse.Namespace, sc: Scenario, n_scenarios: int) -> Path |
     return Path(base) if n_scenarios == 1 else Path(base) / sc.name
 
 
+def _check_run_dirs(args: argparse.Namespace, scenarios: list[Scenario]) -> None:
+    """Every scenario's run directory, as far as it can be judged before any search (or Spark) starts:
+    --checkpoint's must hold no run, --resume's must hold a run sealed with this user's run key, of this
+    scenario and this engine. A problem is one line (exit 2) before anything runs, not after the
+    scenarios before it were searched (and Spark's start-up lines printed)."""
+    if not (args.checkpoint or args.resume):
+        return
+    from groupcheck.checker.checkpoint import LOCAL_FORMAT, RUN_FILE, check_identity, read_sealed
+    from groupcheck.checker.errors import CheckerError
+    from groupcheck.checker.spark import RUN_FORMAT
+    from groupcheck.runner import as_checked, run_key
+
+    for sc in scenarios:
+        where = _run_dir(args, sc, len(scenarios))
+        assert where is not None
+        if args.checkpoint:
+            if (where / RUN_FILE).exists() or (where / RUN_FILE).is_symlink():
+                raise CheckerError(f"{where}: already holds a run; resume it or choose an empty directory")
+            if where.exists() and not where.is_dir():
+                raise CheckerError(f"{where}: not a folder, so not a run directory")
+            continue
+        if not where.is_dir():
+            raise CheckerError(f"{where}: no such run directory")
+        fmt = RUN_FORMAT if args.engine == "spark" else LOCAL_FORMAT
+        key = run_key(as_checked(sc, args.max_depth, args.max_states))
+        check_identity(where, read_sealed(where), {"format": fmt, "key": key})
+
+
 def _json_to_stdout(command: Callable[[argparse.Namespace], int]) -> Callable[[argparse.Namespace], int]:
     """``--json -`` writes the JSON to stdout, as Unix tools do: everything else the command prints goes
     to stderr meanwhile, so that stdout is the JSON alone (``... --json - | jq``)."""
@@ -313,6 +341,7 @@ def cmd_check(args: argparse.Namespace) -> int:
     scenarios = _supported(scenarios, problems, args)
     if not scenarios:
         return EXIT_BAD_INPUT
+    _check_run_dirs(args, scenarios)
     out_dir = Path(args.out) if args.out else None
     stopper = Stopper(args.max_time, args.max_memory)
     if args.max_memory is not None and args.workers > 1:
@@ -1151,11 +1180,24 @@ class _Parser(argparse.ArgumentParser):
 
             known = sorted(self._all_options())
             for word in message.removeprefix("unrecognized arguments: ").split():
-                close = difflib.get_close_matches(word.split("=")[0], known, n=1, cutoff=0.6)
+                flag = word.split("=")[0]
+                if word.startswith("-") and flag in known:  # another command's option, not this one's
+                    message += f" ({flag} is an option of {', '.join(self._commands_with(flag))} only)"
+                    break
+                close = difflib.get_close_matches(flag, known, n=1, cutoff=0.6)
                 if word.startswith("-") and close:
                     message += f" (did you mean {close[0]}?)"
                     break
         raise UsageError(message)
+
+    def _commands_with(self, flag: str) -> list[str]:
+        return [
+            name
+            for action in self._actions
+            if isinstance(action, argparse._SubParsersAction)
+            for name, sub in action.choices.items()
+            if flag in sub._option_string_actions
+        ]
 
     def _all_options(self) -> set[str]:
         """The option strings of this parser and of its subcommands'."""
@@ -1279,6 +1321,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     p.add_argument("--yes", action="store_true", help="write without asking")
     p.add_argument("--replace", action="store_true", help="also rewrite an [expect] that says something else")
+    _model_option(p)
     p.set_defaults(func=cmd_pin)
     p = sub.add_parser(
         "list",
@@ -1506,10 +1549,21 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 
 def _main(argv: Sequence[str] | None, interrupted: list[bool]) -> int:
+    args: argparse.Namespace | None = None
     try:
         args = build_parser().parse_args(argv)
         _load_variants(args)
         return int(args.func(args))
+    except KeyboardInterrupt:
+        refs = getattr(args, "model", None)
+        if interrupted[0] or not refs:
+            raise
+        # no Ctrl-C arrived (a search takes SIGINT itself, and says "interrupted"): a variant's code raised it
+        print(
+            f"groupcheck: --model {', '.join(refs)}: the variant's code raised KeyboardInterrupt",
+            file=sys.stderr,
+        )
+        return EXIT_BAD_INPUT
     except Exception as exc:
         if interrupted[0]:  # Ctrl-C turned into another exception by the code it interrupted
             print("groupcheck: interrupted", file=sys.stderr)
@@ -1523,6 +1577,18 @@ def _main(argv: Sequence[str] | None, interrupted: list[bool]) -> int:
         if isinstance(exc, OSError):
             where = f"{exc.filename}: " if exc.filename else ""  # never "groupcheck: : ..."
             print(f"groupcheck: {where}{exc.strerror or exc}", file=sys.stderr)
+            return EXIT_BAD_INPUT
+        refs = getattr(args, "model", None)
+        if refs and not os.environ.get("GROUPCHECK_TRACEBACK"):
+            # with a variant loaded, a failure in groupcheck's own code is almost always a world one of its
+            # handlers returned malformed (the right type, the wrong contents): one line, not a traceback
+            said = " ".join(str(exc).split())[:300]
+            print(
+                f"groupcheck: --model {', '.join(refs)}: the search failed with {type(exc).__name__}: {said} "
+                "(a world a variant's handler returned is likely malformed; "
+                "GROUPCHECK_TRACEBACK=1 shows where)",
+                file=sys.stderr,
+            )
             return EXIT_BAD_INPUT
         raise
 

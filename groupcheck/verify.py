@@ -181,6 +181,11 @@ def _rederive(
     for key in RECORDED:
         if key in doc:
             derived[key] = doc[key]
+    recorded, replayed = doc.get("model"), derived.get("model")
+    if isinstance(recorded, dict) and isinstance(replayed, dict) and isinstance(recorded.get("module"), str):
+        # a variant is the source its SHA-256 names (checked before the replay), however the command line
+        # spelled its path: a trace made with --model x.py replays with --model /abs/path/x.py
+        derived["model"] = {**replayed, "module": recorded["module"]}
     return derived
 
 

@@ -108,3 +108,18 @@ def test_not_a_run_and_an_occupied_directory(tmp_path: Path, capsys: pytest.Capt
     assert main(["check", str(ZOMBIE), "--checkpoint", str(tmp_path / "junk")]) == 2
     assert "already holds a run" in capsys.readouterr().err
     assert main(["check", str(ZOMBIE), "--checkpoint", str(tmp_path / "x"), "--workers", "2"]) == 2
+
+
+def test_a_run_stopped_before_its_first_level_resumes(tmp_path: Path) -> None:
+    """A run stopped before its first level was complete holds run.json and no level: resuming it was
+    refused ('its figures are incomplete') for ever; it starts again from the initial states, in the same
+    run directory, to the uninterrupted run's result (issue 29)."""
+    whole = _check([str(HOLDS)], tmp_path / "a.json")
+    run = tmp_path / "run"
+    part = _check([str(HOLDS), "--max-states", "2", "--checkpoint", str(run)], tmp_path / "b.json")
+    assert part["verdict"] == "incomplete" and part["stopped_by"] == "states"
+    assert sorted(p.name for p in run.iterdir()) == [RUN_FILE]
+    resumed = _check([str(HOLDS), "--resume", str(run)], tmp_path / "c.json")
+    for key in ("verdict", "distinct_states", "states_generated", "depth", "coverage", "exit"):
+        assert resumed[key] == whole[key], key
+    assert (run / "level-00001.bin").exists()

@@ -179,8 +179,13 @@ def test_the_fuzzer_catches_what_it_must() -> None:
         while True:
             pass
 
+    def eats_its_input(path: Path) -> Any:
+        path.write_bytes(b"")
+        return fuzz.Outcome("accepted")
+
     assert fuzz._guarded(m, boom, 5.0).status == "traceback"
     assert fuzz._guarded(m, slow, 0.2).status == "hang"
+    assert fuzz._guarded(m, eats_its_input, 5.0).status == "data lost"
     assert not fuzz._clean_rejection("groupcheck: x: one\ntwo\n", Path("x"))
     assert fuzz._clean_rejection("groupcheck: /p/x.toml: bad\n", Path("/p/x.toml"))
     bad = fuzz.Mutant(

@@ -419,3 +419,55 @@ def test_subtracting_the_visited_set_moves_no_visited_data(spark: Any) -> None:
 
     assert shuffles(new) == shuffles(succ) + shuffles(visited)
     assert sorted(new.keys().collect()) == list(range(20, 30))
+
+
+TINY = """
+name = "{name}"
+[group]
+consumers = 1
+brokers = 1
+topics = {{ t0 = 1 }}
+records_per_partition = 0
+[check]
+properties = ["single-owner"]
+"""
+
+
+def _cli(args: list[str], cwd: Path) -> Any:
+    """groupcheck in its own process: Spark's JVM writes its start-up lines to the process's stderr."""
+    import os
+    import subprocess
+    import sys
+
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(p for p in sys.path if p)}
+    return subprocess.run(
+        [sys.executable, "-m", "groupcheck", *args],
+        capture_output=True,
+        text=True,
+        timeout=600,
+        cwd=cwd,
+        env=env,
+        stdin=subprocess.DEVNULL,
+    )
+
+
+@pytest.mark.parametrize("flag", ["--checkpoint", "--resume"])
+def test_a_run_directory_refusal_comes_before_spark_starts(flag: str, tmp_path: Path) -> None:
+    """The second scenario's run directory was judged only once Spark had started and searched the first:
+    Spark's start-up lines, the first search, then the one-line refusal. Every run directory is judged
+    before anything runs (issue 29)."""
+    for name in ("a", "b"):
+        (tmp_path / f"{name}.toml").write_text(TINY.format(name=name))
+    runs = tmp_path / "runs"
+    (runs / "b").mkdir(parents=True)
+    if flag == "--checkpoint":  # b's directory already holds a run
+        write_sealed(runs / "b", {"format": "groupcheck-spark-run/2", "levels": []})
+    else:  # a's holds a run, b's none
+        (runs / "a").mkdir()
+        write_sealed(runs / "a", {"format": "groupcheck-spark-run/2", "levels": []})
+    done = _cli(["check", "--engine", "spark", flag, "runs", "a.toml", "b.toml"], tmp_path)
+    lines = [line for line in done.stderr.splitlines() if line.strip()]
+    assert done.returncode == 2, done.stderr
+    assert len(lines) == 1 and lines[0].startswith("groupcheck: runs/"), done.stderr
+    assert "Spark" not in done.stderr and "WARN" not in done.stderr, done.stderr
+    assert "progress" not in done.stdout + done.stderr
