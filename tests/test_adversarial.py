@@ -488,9 +488,19 @@ def test_ctrl_c_during_start_up_prints_no_traceback() -> None:
         time.sleep(delay)
         p.send_signal(signal.SIGINT)
         _, err = p.communicate(timeout=60)
-        if "init_import_site" in err.decode():  # Python's own start-up, before any code of ours
+        text = err.decode()
+        # a signal that lands while Python starts, or while it is still importing the command's entry
+        # point before any line of ours runs, ends in Python's own traceback: no code of ours can catch it
+        # (it failed about 1 run in 4 on a loaded machine). A traceback with a frame of our code is a bug.
+        frames = [line for line in text.splitlines() if line.strip().startswith('File "')]
+        ours = [
+            f
+            for f in frames
+            if any(f'"{ROOT / d}/' in f for d in ("groupcheck", "model", "checker", "traces"))
+        ]
+        if "Traceback" in text and not ours:
             continue
-        assert "Traceback" not in err.decode(), (delay, err.decode())
+        assert "Traceback" not in text, (delay, text)
         assert p.returncode in (0, 130, -signal.SIGINT), (delay, p.returncode)
 
 
