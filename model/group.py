@@ -175,6 +175,37 @@ def _dispatch_entry(s: ActionSpec) -> tuple[Any, bool, str | None, bool]:
     return (s.handler, s.plan, s.message, s.over == "requests")
 
 
+def fair_key(fair_of: dict[tuple[str, str], ActionSpec], a: Act) -> tuple[str, str, tuple[int, ...]] | None:
+    """The fairness class of action ``a`` as (step, actor, args), from the fair specs by (name, actor
+    kind): message handling and delivery per connection whatever the message, a timeout of a member per
+    member id, a step with choices whatever it chooses; ``None`` for a fault."""
+    spec = fair_of.get((a.name, "env" if a.actor == "env" else "consumer" if a.actor[0] == "C" else "broker"))
+    if spec is None:
+        return None
+    fair = spec.fair
+    if fair == "connection":
+        return ("Handle" if spec.over == "requests" else "Deliver", a.actor, (a.args[1],))
+    if fair == "member":
+        return (a.name, a.actor, (a.args[1],))
+    if fair == "args":
+        return (a.name, a.actor, a.args)
+    return (a.name, a.actor, ())
+
+
+class _InClass:
+    """Whether an action is in one fairness class: a class, not a closure over the model (compiled, a
+    closure's scope held the list of classes that held it: a reference cycle per search, found by
+    tests/test_compiled.py)."""
+
+    __slots__ = ("_fair_of", "_key")
+
+    def __init__(self, fair_of: dict[tuple[str, str], ActionSpec], key: tuple[str, str, tuple[int, ...]]):
+        self._fair_of, self._key = fair_of, key
+
+    def __call__(self, a: Act) -> bool:
+        return fair_key(self._fair_of, a) == self._key
+
+
 def protocol_of(cfg: Config) -> Protocol:
     """The registered protocol a configuration names (its variant, if it has one)."""
     return lookup(cfg.variant or cfg.protocol)
@@ -433,7 +464,7 @@ class GroupModel(Model[World, Act]):
         def step(name: str, actor: str, args: tuple[int, ...] = ()) -> None:
             key = (name, actor, args)
             label = f"{name}({', '.join([actor, *map(str, args)])})" if args else f"{name}({actor})"
-            classes.append(weakly_fair(label, lambda a, key=key: self._fair_key(a) == key))
+            classes.append(weakly_fair(label, _InClass(self._fair_of, key)))
 
         delivers = any(s.over == "responses" for s in fair)
         handles = any(s.over == "requests" for s in fair)
@@ -465,22 +496,8 @@ class GroupModel(Model[World, Act]):
         return classes
 
     def _fair_key(self, a: Act) -> tuple[str, str, tuple[int, ...]] | None:
-        """The fairness class of action ``a`` as (step, actor, args): message handling and delivery per
-        connection whatever the message, a timeout of a member per member id, a step with choices whatever
-        it chooses; ``None`` for a fault."""
-        spec = self._fair_of.get(
-            (a.name, "env" if a.actor == "env" else "consumer" if a.actor[0] == "C" else "broker")
-        )
-        if spec is None:
-            return None
-        fair = spec.fair
-        if fair == "connection":
-            return ("Handle" if spec.over == "requests" else "Deliver", a.actor, (a.args[1],))
-        if fair == "member":
-            return (a.name, a.actor, (a.args[1],))
-        if fair == "args":
-            return (a.name, a.actor, a.args)
-        return (a.name, a.actor, ())
+        """The fairness class of action ``a`` (:func:`fair_key`)."""
+        return fair_key(self._fair_of, a)
 
     def is_fault(self, a: Act) -> bool:
         """Whether no fairness class holds ``a`` (a fault, or the end of one a group must settle
