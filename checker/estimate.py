@@ -199,7 +199,7 @@ def estimate_size(
         particles = []
         for _ in range(per):
             path = _path(model, links, starts[rng.randrange(len(starts))], begin_level)
-            particles.append(_Particle.at(model, fp_of, path, len(starts) / per))
+            particles.append(_Particle.at(model, fp_of, path, len(starts) / per, invariants))
         particles, _ = _advance(
             model, fp_of, invariants, known, particles, per, begin, top, rng, observe=observe
         )
@@ -269,10 +269,16 @@ class _Particle:
     raw: float  # its weight without the correction (see estimate_size)
 
     @staticmethod
-    def at(model: Model[Any, Any], fp_of: Any, path: list[tuple[Any, Any]], weight: float) -> _Particle:
+    def at(
+        model: Model[Any, Any],
+        fp_of: Any,
+        path: list[tuple[Any, Any]],
+        weight: float,
+        invariants: Sequence[Any],
+    ) -> _Particle:
         """A walk at the end of ``path`` ((state, action taken there) from an initial state)."""
         state = path[-1][0]
-        shadows = _shadows(model, fp_of, path)
+        shadows = _shadows(model, fp_of, path, invariants)
         near = {fp_of(state), *(ufp for _, _, ufp, _ in shadows)}
         for before, _ in path[-WINDOW - 1 : -1]:  # what the walk would know had it walked the path
             near.update(nfp for _, _, nfp in expand(model, before, fp_of))
@@ -374,14 +380,16 @@ def _children(
         old: set[int] = set()
         moved: list[tuple[Any, Any, int, bool]] = []
         for a_j, u, ufp, alone in p.shadows:
-            u2 = model.next_state(u, action)
+            # a shadow that violates an invariant is a state the search does not expand (nor may the
+            # estimate: the model need not be defined beyond a violation)
+            u2 = None if _first_violation(invariants, u) is not None else model.next_state(u, action)
             if u2 is None:  # the action depended on what the shadow left out: leave it out too
                 moved.append((a_j, u, ufp, False))
                 continue
             u2fp = fp_of(u2)
             old.add(u2fp)  # at most the walk's new level less one
             moved.append((a_j, u2, u2fp, alone))
-            if alone:
+            if alone and _first_violation(invariants, u2) is None:
                 t = model.next_state(u2, a_j)
                 if t is not None and fp_of(t) == nfp:
                     found.add(u2fp)
@@ -404,16 +412,17 @@ def _path(
 
 
 def _shadows(
-    model: Model[Any, Any], fp_of: Any, path: list[tuple[Any, Any]]
+    model: Model[Any, Any], fp_of: Any, path: list[tuple[Any, Any]], invariants: Sequence[Any]
 ) -> list[tuple[Any, Any, int, bool]]:
-    """The shadows (see :func:`_walk`) of the last ``WINDOW`` steps of ``path``."""
+    """The shadows (see :func:`_walk`) of the last ``WINDOW`` steps of ``path``; a shadow never steps
+    from a state that violates an invariant (the search does not expand one)."""
     out = []
     steps = path[:-1]
     for j in range(max(0, len(steps) - WINDOW), len(steps)):
         u, a_j = steps[j]
         alone = True
         for _, a in steps[j + 1 :]:
-            u2 = model.next_state(u, a)
+            u2 = None if _first_violation(invariants, u) is not None else model.next_state(u, a)
             if u2 is None:
                 alone = False
             else:
