@@ -15,7 +15,17 @@ def test_scenario_files_finds_every_scenario_and_refuses_a_typo() -> None:
     found = scenario_files(SPECS)
     assert len(found) == len(set(found)) and found == sorted(found)
     folders = {p.parent.name for p in found}  # every folder of the catalogue, recursively
-    expected = {"specs", "switches", "teaching", "eager", "static", "cooperative", "history", "liveness"}
+    expected = {
+        "specs",
+        "switches",
+        "teaching",
+        "eager",
+        "static",
+        "cooperative",
+        "history",
+        "liveness",
+        "consumer",
+    }
     assert folders == expected
     assert SPECS / "teaching" / "partitioned-consumer-late-revoke.toml" in found
     assert scenario_files(SPECS / "stable-group-no-faults.toml") == [SPECS / "stable-group-no-faults.toml"]
