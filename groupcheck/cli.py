@@ -211,17 +211,21 @@ def _check_outputs(
     folders: Sequence[tuple[str, str | None]], files: Sequence[tuple[str, str | None]]
 ) -> None:
     """Refuse, before any search, an output that cannot be written: a folder flag given a file, a file
-    flag given a folder or a path in a folder that does not exist (one line, exit 2)."""
+    flag given a folder or a path in a folder that does not exist and that no folder flag makes (one
+    line, exit 2): ``--out out/ --json out/summary.json`` is fine, the file is written in the folder the
+    run makes."""
+    made = [Path(value).resolve() for _, value in folders if value is not None]
     for flag, value in folders:
         if value is not None and Path(value).exists() and not Path(value).is_dir():
             raise UsageError(f"{value}: {flag} needs a folder, and this is a file")
     for flag, value in files:
-        if value is None:
+        if value is None or value == "-":
             continue
         p = Path(value)
         if p.is_dir():
             raise UsageError(f"{value}: {flag} needs a file name, and this is a folder")
-        if not p.parent.is_dir():
+        parent = p.parent.resolve()
+        if not p.parent.is_dir() and not any(parent == m or m in parent.parents for m in made):
             raise UsageError(f"{value}: {flag}: no such folder {p.parent}")
 
 
@@ -295,6 +299,12 @@ def _json_to_stdout(command: Callable[[argparse.Namespace], int]) -> Callable[[a
     return run
 
 
+def _made_parent(path: str) -> None:
+    """Make the folder a file output goes in, when a folder flag names it or a folder above it (see
+    :func:`_check_outputs`): a run that wrote no bundle has not made it."""
+    Path(path).parent.mkdir(parents=True, exist_ok=True)
+
+
 def _write_json(args: argparse.Namespace, data: object) -> None:
     """``data`` as JSON to ``args.json``: a file, or stdout for ``-``."""
     text = json.dumps(data, indent=2) + "\n"
@@ -302,6 +312,7 @@ def _write_json(args: argparse.Namespace, data: object) -> None:
         args.json_stdout.write(text)
         args.json_stdout.flush()
     else:
+        _made_parent(args.json)
         write_atomically(args.json, text)
 
 
@@ -405,6 +416,7 @@ def cmd_check(args: argparse.Namespace) -> int:
         _write_json(args, [o.summary() for o in outcomes])
     if args.junit:
         text = junit_xml(outcomes, strict=args.strict, errors=problems)
+        _made_parent(args.junit)
         write_atomically(args.junit, text)
     if stopper.signal is not None:
         left = len(scenarios) - len(outcomes)

@@ -201,3 +201,26 @@ def test_list_prints_the_catalogue(
     assert out[-1] == f"{len(list((specs / 'switches').glob('*.toml')))} scenarios"
     assert main(["list", str(specs / "nothing-here")]) == 2
     assert "nothing-here: no such file or folder" in capsys.readouterr().err
+
+
+def test_json_and_junit_may_go_in_the_folder_the_run_makes(tmp_path: Path) -> None:
+    """CI's own command: --out out/ --json out/summary.json --junit out/junit.xml in a fresh clone, where
+    out/ does not exist yet (refused as 'no such folder out' once outputs were validated before searching,
+    and a run of holding scenarios writes no bundle to make it). A folder nothing makes is still refused."""
+    from groupcheck.cli import main
+
+    scenario = str(Path(__file__).resolve().parent.parent / "specs" / "stable-group-no-faults.toml")
+    out = tmp_path / "out"
+    args = [
+        "check",
+        scenario,
+        "--out",
+        str(out),
+        "--json",
+        str(out / "s.json"),
+        "--junit",
+        str(out / "j.xml"),
+    ]
+    assert main(args) == 0
+    assert (out / "s.json").is_file() and (out / "j.xml").is_file()
+    assert main(["check", scenario, "--json", str(tmp_path / "nowhere" / "s.json")]) == 2
