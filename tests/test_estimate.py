@@ -152,3 +152,14 @@ def test_the_estimate_never_steps_beyond_a_violation(tmp_path: Path) -> None:
     assert main(["check", scenario, "--json", str(summary)]) == 0
     row = json.loads(summary.read_text())[0]
     assert row["verdict"] == "violated" and row["estimate"] is not None
+
+
+def test_a_search_bounded_by_max_states_is_not_estimated_unless_asked(tmp_path: Path) -> None:
+    """--max-states bounds the search already, and the estimate's own prefix and walks took over a minute
+    before a 1,000-state search of the largest group the limits allow (the fuzzer's amplifying inputs)."""
+    scenario = str(SPECS / "consumer-joins.toml")
+    bounded, asked = tmp_path / "b.json", tmp_path / "a.json"
+    assert main(["check", scenario, "--max-states", "100000", "--json", str(bounded)]) == 0
+    assert json.loads(bounded.read_text())[0]["estimate"] is None
+    assert main(["check", scenario, "--max-states", "100000", "--estimate", "--json", str(asked)]) == 0
+    assert json.loads(asked.read_text())[0]["estimate"] is not None
