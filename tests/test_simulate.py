@@ -15,6 +15,7 @@ from pathlib import Path
 
 import pytest
 from groupcheck.checker import Model, always
+from groupcheck.checker.errors import CheckerError
 from groupcheck.checker.fingerprint import replace
 from groupcheck.checker.search import DEADLOCK, bfs, replay
 from groupcheck.checker.simulate import (
@@ -42,6 +43,9 @@ from groupcheck.model.shared.symmetry import (
 from groupcheck import simulate as sim
 from groupcheck.cli import main
 from groupcheck.runner import check_scenario
+from groupcheck.simulate import listing as sim_listing
+from groupcheck.simulate import shrinking as sim_shrinking
+from groupcheck.simulate import walks as sim_walks
 
 ROOT = Path(__file__).resolve().parent.parent
 SPECS = ROOT / "specs"
@@ -162,7 +166,7 @@ def test_listing_and_fingerprints_match_the_group_model(monkeypatch: pytest.Monk
     """Every listing of every walk compared with GroupModel.actions (what a disabled step leaves out
     included), on one scenario of every protocol and every switch scenario; fingerprints equal the
     model's."""
-    monkeypatch.setattr(sim, "DRIFT_CHECK_EVERY", 1)
+    monkeypatch.setattr(sim_listing, "DRIFT_CHECK_EVERY", 1)
     files = [
         *sorted((SPECS / "switches").glob("*.toml")),
         SPECS / "cooperative" / "cooperative-gc-pause.toml",
@@ -193,7 +197,7 @@ def test_member_ids_counted_part_by_part_match_the_model(monkeypatch: pytest.Mon
     step changed: on states of walks of every protocol the parts hold exactly member_ids_in's ids, and
     every successor is GroupModel's (checked against member_ids_in at every step here); a count that
     drifts is refused."""
-    monkeypatch.setattr(sim, "DRIFT_CHECK_EVERY", 1)
+    monkeypatch.setattr(sim_listing, "DRIFT_CHECK_EVERY", 1)
     files = [
         KEEP_FETCHING,
         SPECS / "cooperative" / "cooperative-gc-pause.toml",
@@ -214,8 +218,9 @@ def test_member_ids_counted_part_by_part_match_the_model(monkeypatch: pytest.Mon
             group = GroupModel(model.cfg)
             for a in model.actions(state):
                 assert model.next_state(state, a) == group.next_state(state, model.explicit(state, a))
-    for part in ("consumer_member_ids", "broker_member_ids", "log_member_ids"):  # consumers, brokers and
-        monkeypatch.setattr(sim, part, lambda x: set())  # the log each hold every id of a stable group
+    # consumers, brokers and the log each hold every id of a stable group
+    for part in ("consumer_member_ids", "broker_member_ids", "log_member_ids"):
+        monkeypatch.setattr(sim_listing, part, lambda x: set())
     sc = load_scenario(STABLE, simulation=True)
     with pytest.raises(sim.ListingDrift, match=r"member ids are out of date"):
         sim.Walker(sc, sim.Settings(runs=1)).walk(0)
@@ -232,7 +237,7 @@ def test_a_consumer_taken_out_of_a_walk() -> None:
         Act("SessionExpired", "B1", (0, 2)),
         Act("Fetch", "C2", (1,)),
     ]
-    assert sim._without_consumer(acts, 1) == [
+    assert sim_shrinking._without_consumer(acts, 1) == [
         Act("JoinGroup", "C1", (0,)),
         Act("CutLink", "env", (1, 0)),
         Act("GcPause", "C2", (1,)),
@@ -392,8 +397,8 @@ def test_suspected_livelock_is_reported(
 ) -> None:
     """A group that never becomes stable (a stand-in predicate), even under a fair schedule: the walk is a
     suspected livelock, printed with its walk number and the note that an exhaustive check confirms it."""
-    monkeypatch.setattr(sim, "stable_predicate", lambda model, checked=None: lambda w: False)
-    monkeypatch.setattr(sim, "FAIR_ROUNDS", 2)
+    monkeypatch.setattr(sim_walks, "stable_predicate", lambda model, checked=None: lambda w: False)
+    monkeypatch.setattr(sim_walks, "FAIR_ROUNDS", 2)
     capsys.readouterr()
     args = ["simulate", str(STABLE), "--runs", "2", "--depth", "40", "--stable-within", "10"]
     assert main(args) == 0
@@ -402,7 +407,7 @@ def test_suspected_livelock_is_reported(
     assert sim.LIVELOCK_NOTE in out and "--walk 0" in out
     assert main([*args, "--strict"]) == 1
     # a group that does become stable, only slowly: a fair schedule tells, and nothing is suspected
-    monkeypatch.setattr(sim, "stable_predicate", lambda model, checked=None: sim.group_stable)
+    monkeypatch.setattr(sim_walks, "stable_predicate", lambda model, checked=None: sim.group_stable)
     o = sim.simulate_scenario(STABLE, None, sim.Settings(runs=3, stable_within=1))
     assert not o.livelocks
 
@@ -515,7 +520,7 @@ def test_spark_gives_the_same_walks_and_trace(tmp_path: Path) -> None:
             tmp_path / "spark",
             sim.Settings(runs=40, seed=2, engine="spark", master="local[2]"),
         )
-    except sim.CheckerError as exc:  # no Java here
+    except CheckerError as exc:  # no Java here
         pytest.skip(f"Spark unavailable: {exc}")
     assert _rows(local) == _rows(spark)
     assert _comparable(local) == _comparable(spark)
