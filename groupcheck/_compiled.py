@@ -36,6 +36,7 @@ COMPILED = frozenset(
         "groupcheck.model.shared.network",
         "groupcheck.model.shared.properties",
         "groupcheck.model.shared.state",
+        "groupcheck.model.shared.member_ids",
         "groupcheck.model.shared.symmetry",
         "groupcheck.checker.contract",
         "groupcheck.checker.fingerprint",

@@ -12,6 +12,7 @@ from __future__ import annotations
 import itertools
 import random
 from collections import Counter
+from typing import NamedTuple
 
 import pytest
 from groupcheck.checker import Verdict, bfs
@@ -19,7 +20,7 @@ from groupcheck.checker.examples.twophase import CommitEarly, TwoPhase
 from groupcheck.checker.fingerprint import replace
 from groupcheck.model.group import GroupModel
 from groupcheck.model.shared.config import FAULT_NAMES
-from groupcheck.model.shared.state import Budget, World
+from groupcheck.model.shared.state import Budget, MemberId, World
 from groupcheck.model.shared.symmetry import consumer_units, permute_consumers
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -192,3 +193,129 @@ def test_every_state_holds_the_whole_member_ids_1_to_k(name: str) -> None:
         ids = member_ids_in(w)
         assert all(type(m) is int for m in ids) and ids == set(range(1, len(ids) + 1)), (ids, w)
     assert len(states) > 10_000
+
+
+# ------------------------------------------------------------------ member ids, from the annotations
+
+
+class _Inner(NamedTuple):
+    who: MemberId | None = None
+    note: int = 0
+
+
+class _Toy(NamedTuple):
+    one: MemberId | None = None
+    many: tuple[MemberId | None, ...] = ()
+    at: tuple[tuple[int, MemberId | None], ...] = ()
+    opt: tuple[MemberId, int] | None = None
+    inner: _Inner = _Inner()
+    inners: tuple[_Inner, ...] = ()
+    plain: int = 7  # not a member id: never renamed
+
+
+class _TwoPlaces(NamedTuple):
+    pair: tuple[tuple[MemberId, MemberId], ...] = ()
+
+
+def test_member_id_fields_are_read_from_the_annotations() -> None:
+    """Where records hold member ids is read from their annotations (MemberId): alone, optional, in a
+    tuple, at one position of a tuple's tuples, in an optional tuple, in a record and in a tuple of
+    records. None and -1 are not ids. A record declared later is read without any list to keep; a shape
+    the renaming cannot handle is refused when it is first read, not silently skipped."""
+    from groupcheck.model.shared import member_id_fields as fields
+
+    toy = _Toy(
+        one=5,
+        many=(3, None),
+        at=((9, 3), (8, None)),
+        opt=(-1, 2),
+        inner=_Inner(4),
+        inners=(_Inner(), _Inner(6)),
+    )
+    assert fields.member_ids_of(toy) == {3, 4, 5, 6}
+    ren = {3: 1, 4: 2, 5: 3, 6: 4}
+    assert fields.rename_record(toy, ren) == _Toy(
+        one=3,
+        many=(1, None),
+        at=((9, 1), (8, None)),
+        opt=(-1, 2),
+        inner=_Inner(2),
+        inners=(_Inner(), _Inner(4)),
+    )
+    with pytest.raises(TypeError, match="more than one place"):
+        fields.spec_of(_TwoPlaces)
+
+
+def test_the_generated_member_id_code_is_what_the_annotations_give() -> None:
+    """model/shared/member_ids.py is generated from state.py's annotations: a field typed MemberId added
+    or changed there fails this until the file is generated again (the message says how)."""
+    from groupcheck.model.shared import member_id_fields as fields
+
+    assert fields.GENERATED.read_text(encoding="utf-8") == fields.generate(), (
+        "model/shared/member_ids.py is out of date: run python -m groupcheck.model.shared.member_id_fields"
+    )
+
+
+@pytest.mark.parametrize("protocol", ["seed", "eager", "cooperative", "static"])
+def test_the_generated_code_agrees_with_the_reference(protocol: str) -> None:
+    """On worlds of random walks of every protocol, the generated collectors and renamer give what the
+    reference (reading the spec at run time) gives, part by part."""
+    from groupcheck.model.shared import member_id_fields as fields
+    from groupcheck.model.shared import member_ids as generated
+
+    model = _model(protocol, "stable")
+    rng = random.Random(3)
+    checked = 0
+    for _ in range(20):
+        w = model.init_states()[0]
+        for _ in range(50):
+            ids = generated.world_member_ids(w)
+            assert ids == fields.member_ids_of(w)
+            for c in w.consumers:
+                assert generated.consumer_member_ids(c) == fields.member_ids_of(c)
+            for b in w.brokers:
+                assert generated.broker_member_ids(b) == fields.member_ids_of(b)
+            for ln in w.links:
+                assert generated.link_member_ids(ln) == fields.member_ids_of(ln)
+            ren = {m: m + 10 for m in ids}
+            assert repr(generated.rename_world_parts(w, ren)) == repr(fields.rename_record(w, ren))
+            checked += 1
+            options = [n for a in model.actions(w) if (n := model.next_state(w, a)) is not None]
+            if not options:
+                break
+            w = rng.choice(options)
+    assert checked > 500
+
+
+@pytest.mark.parametrize("protocol", ["seed", "eager", "cooperative", "static"])
+def test_every_field_holding_member_ids_is_renamed(protocol: str) -> None:
+    """Member ids are only compared, so a world with every id shifted up by 10 behaves as the world
+    itself: the same successors once renamed canonically (every step's last act). A field that holds
+    member ids but is not typed MemberId keeps its ids when the others are shifted, and the coordinator
+    then tells that member from the others: different successors, on worlds of random walks through
+    every fault of every protocol (each of Broker.syncs, Broker.joined, Log.leader_member and
+    Consumer.to_assign typed int fails it)."""
+    from groupcheck.model.shared.symmetry import canonical_member_ids, member_ids_in, rename_member_ids
+
+    model = _model(protocol, "stable")
+    rng = random.Random(7)
+    checked = 0
+    for _ in range(30):
+        w = model.init_states()[0]
+        for _ in range(60):
+            options = [n for a in model.actions(w) if (n := model.next_state(w, a)) is not None]
+            if not options:
+                break
+            ids = member_ids_in(w)
+            if ids:
+                shifted = rename_member_ids(w, ids, {m: m + 10 for m in ids})
+                # ids handed out later stay above every id held, as in w (and a new id ranked between two
+                # others is a fraction, as in w)
+                shifted = replace(shifted, hist=replace(shifted.hist, next_member_id=max(ids) + 11))
+                assert member_ids_in(shifted) == {m + 10 for m in ids}
+                assert canonical_member_ids(shifted) == w
+                after = [n for a in model.actions(shifted) if (n := model.next_state(shifted, a)) is not None]
+                assert Counter(map(repr, after)) == Counter(map(repr, options))
+                checked += 1
+            w = rng.choice(options)
+    assert checked > 500

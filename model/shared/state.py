@@ -16,9 +16,15 @@ the topic is below the topic's current size. Ownership, positions and offsets ar
 
 from __future__ import annotations
 
-from typing import NamedTuple
+from typing import NamedTuple, NewType
 
 from groupcheck.checker.fingerprint import fast_repr
+
+# A member id: a value a coordinator hands out (a UUID in Kafka), only compared for equality and order.
+# Every field that holds one says so with this type (alone, optional, in a tuple or at one position of
+# the tuples of a tuple): the member-id renaming (model/shared/symmetry.py) renames exactly the fields so
+# typed, read from these annotations, so a field added with it is renamed without another list to keep.
+MemberId = NewType("MemberId", int)
 
 # consumer statuses (seed 000's consumer state machine, plus "absent"/"left" for the fault budget)
 ABSENT = "absent"  # not started yet: a consumer_joins budget can start it
@@ -65,16 +71,16 @@ class Msg(NamedTuple):
     OffsetCommit, or the assignment (with committed offsets) of a JoinGroup response."""
 
     kind: str
-    member_id: int | None = None
+    member_id: MemberId | None = None
     generation: int = 0
     error: str = OK
     offsets: tuple[tuple[int, int], ...] = ()
-    members: tuple[int, ...] = ()  # eager JoinGroup response to the leader: the member ids to assign
-    ownership: tuple[int | None, ...] = ()  # eager SyncGroup from the leader: owner member id per slot
+    members: tuple[MemberId, ...] = ()  # eager JoinGroup response to the leader: the member ids to assign
+    ownership: tuple[MemberId | None, ...] = ()  # eager SyncGroup from the leader: owner member id per slot
     sizes: tuple[int, ...] = ()  # eager SyncGroup from the leader: partition counts it assigned for
     # cooperative: (member id, owned slots, generation owned in) — one entry in a JoinGroup (member id
     # -1 before it has one), every member's in the leader's JoinGroup response
-    claims: tuple[tuple[int, tuple[int, ...], int], ...] = ()
+    claims: tuple[tuple[MemberId, tuple[int, ...], int], ...] = ()
 
 
 @fast_repr
@@ -90,7 +96,7 @@ class Link(NamedTuple):
 class Consumer(NamedTuple):
     status: str
     coordinator: int | None = None  # the broker it believes is the coordinator
-    member_id: int | None = None
+    member_id: MemberId | None = None
     generation: int = 0
     assignment: tuple[int, ...] = ()  # owned slots
     positions: tuple[int, ...] = ()  # next record to process, aligned with ``assignment``
@@ -103,8 +109,9 @@ class Consumer(NamedTuple):
     # its poll loop is stuck (long processing, a blocked callback) while its heartbeat thread runs on
     # (KIP-62): it heartbeats and keeps its session, but does not fetch, commit, rejoin or sync
     stalled: bool = False
-    to_assign: tuple[int, ...] = ()  # eager group leader: the members its SyncGroup must assign
-    claims: tuple[tuple[int, tuple[int, ...], int], ...] = ()  # cooperative leader: what each member owns
+    to_assign: tuple[MemberId, ...] = ()  # eager group leader: the members its SyncGroup must assign
+    # cooperative leader: what each member owns
+    claims: tuple[tuple[MemberId, tuple[int, ...], int], ...] = ()
     owned_gen: int = 0  # the generation its assignment came from (cooperative JoinGroup metadata)
     revoking: tuple[int, ...] = ()  # cooperative: assigned slots it must give up (no longer fetched)
     # eager/static with the sticky assignor: the assignment it last received (StickyAssignor's
@@ -120,20 +127,21 @@ class Broker(NamedTuple):
     phase: int = 0  # the last rebalance phase (1..5) this coordinator completed; 0 = none under way
     trigger: str | None = None  # the cause it has learned of (phase 1)
     generation: int = 0
-    members: tuple[tuple[int, int], ...] = ()  # (member id, consumer) sorted by member id
-    ownership: tuple[int | None, ...] = ()  # owner member id per slot
+    members: tuple[tuple[MemberId, int], ...] = ()  # (member id, consumer) sorted by member id
+    ownership: tuple[MemberId | None, ...] = ()  # owner member id per slot
     offsets: tuple[int, ...] = ()  # committed offset per slot
     sizes: tuple[int, ...] = ()  # partition count per topic it has assigned for
-    joined: tuple[tuple[int, int | None], ...] = ()  # (consumer, member id) JoinGroups held this round
-    late: tuple[tuple[int, int | None], ...] = ()  # JoinGroups that arrived after the bump: next round
+    joined: tuple[tuple[int, MemberId | None], ...] = ()  # (consumer, member id) JoinGroups held this round
+    late: tuple[tuple[int, MemberId | None], ...] = ()  # JoinGroups that arrived after the bump: next round
     answered: tuple[int, ...] = ()  # consumers sent their JoinGroup response (phase 5)
     again: bool = False  # a member left or died during phase 4/5: rebalance again after this one
-    expired: tuple[int, int] | None = None  # (member id, consumer) whose expiry started this rebalance
+    expired: tuple[MemberId, int] | None = None  # (member id, consumer) whose expiry started this rebalance
     notified: bool = False  # another member's heartbeat arrived since the trigger (seed 000 slow consumer 3)
-    dead: tuple[tuple[int, int], ...] = ()  # (member id, consumer) declared dead in the rebalance under way
+    # (member id, consumer) declared dead in the rebalance under way
+    dead: tuple[tuple[MemberId, int], ...] = ()
     unwritten: tuple[str, ...] = ()  # log records still to write, in order
-    leader_member: int | None = None  # eager: the group leader's member id (computes the assignment)
-    syncs: tuple[tuple[int, int], ...] = ()  # eager: (consumer, member id) of each held SyncGroup
+    leader_member: MemberId | None = None  # eager: the group leader's member id (computes the assignment)
+    syncs: tuple[tuple[int, MemberId], ...] = ()  # eager: (consumer, member id) of each held SyncGroup
     # cooperative: (consumer, owned slots, generation) from each JoinGroup of this round
     claims: tuple[tuple[int, tuple[int, ...], int], ...] = ()
 
@@ -143,11 +151,11 @@ class Log(NamedTuple):
     """The durable group log: survives coordinator crashes."""
 
     generation: int
-    members: tuple[tuple[int, int], ...]
-    ownership: tuple[int | None, ...]
+    members: tuple[tuple[MemberId, int], ...]
+    ownership: tuple[MemberId | None, ...]
     offsets: tuple[int, ...]
     sizes: tuple[int, ...]
-    leader_member: int | None = None  # eager: the group leader (Kafka stores it with the group)
+    leader_member: MemberId | None = None  # eager: the group leader (Kafka stores it with the group)
     # cooperative (and eager sticky): (consumer, owned slots, generation) each member last reported in its
     # JoinGroup — Kafka stores every member's subscription metadata with the group record
     claims: tuple[tuple[int, tuple[int, ...], int], ...] = ()

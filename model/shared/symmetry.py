@@ -11,108 +11,27 @@ from __future__ import annotations
 from collections.abc import Collection
 
 from groupcheck.checker.fingerprint import replace
-from groupcheck.model.shared.state import Broker, Consumer, History, Link, Log, Msg, World
+from groupcheck.model.shared.member_ids import broker_member_ids as broker_member_ids
+from groupcheck.model.shared.member_ids import consumer_member_ids as consumer_member_ids
+from groupcheck.model.shared.member_ids import link_member_ids as _link_member_ids
+from groupcheck.model.shared.member_ids import log_member_ids as log_member_ids
+from groupcheck.model.shared.member_ids import rename_world_parts, world_member_ids
+from groupcheck.model.shared.state import Broker, History, Link, Log, World
 
+# -- where member ids are: model/shared/member_ids.py, generated from the records' annotations
+# (model/shared/member_id_fields.py): member_ids_in and the part-by-part collectors below are its.
 
-def member_ids_in(w: World) -> set[int]:
-    """Every member id the world holds (plain loops and C-level updates: this runs on every successor).
-    :func:`consumer_member_ids`, :func:`broker_member_ids`, :func:`log_member_ids` and
-    :func:`link_member_ids` collect the same part by part; a field that gains member ids goes in both."""
-    ids: set[int | None] = set()
-    add, update = ids.add, ids.update
-    for c in w.consumers:
-        add(c.member_id)
-        update(c.to_assign)
-        for m, _, _ in c.claims:
-            add(m)
-    log = w.log
-    for m, _ in log.members:
-        add(m)
-    update(log.ownership)
-    add(log.leader_member)
-    for br in w.brokers:
-        for m, _ in br.members:
-            add(m)
-        update(br.ownership)
-        for _, m in br.joined:
-            add(m)
-        for _, m in br.late:
-            add(m)
-        if br.expired is not None:
-            add(br.expired[0])
-        for m, _ in br.dead:
-            add(m)
-        for _, m in br.syncs:
-            add(m)
-        add(br.leader_member)
-    for ln in w.links:
-        if ln.to_broker or ln.to_consumer:
-            for msg in (*ln.to_broker, *ln.to_consumer):
-                add(msg.member_id)
-                update(msg.members)
-                update(msg.ownership)
-                for m, _, _ in msg.claims:
-                    add(m)
-    ids.discard(None)
-    ids.discard(-1)  # a JoinGroup claim sent before the member had an id
-    return ids  # type: ignore[return-value]
-
-
-# -- the same ids part by part (a simulation keeps them per part and recomputes only the parts a step
-# changed): together exactly what member_ids_in collects; a field that gains member ids goes in both
-
-
-def consumer_member_ids(c: Consumer) -> set[int]:
-    """The member ids consumer ``c`` holds (its own, those it assigns as leader, its claims')."""
-    ids: set[int | None] = {c.member_id, *c.to_assign}
-    ids.update(m for m, _, _ in c.claims)
-    ids.discard(None)
-    ids.discard(-1)
-    return ids  # type: ignore[return-value]
-
-
-def broker_member_ids(b: Broker) -> set[int]:
-    """The member ids broker ``b`` holds as a coordinator."""
-    ids: set[int | None] = {m for m, _ in b.members}
-    ids.update(b.ownership)
-    ids.update(m for _, m in b.joined)
-    ids.update(m for _, m in b.late)
-    if b.expired is not None:
-        ids.add(b.expired[0])
-    ids.update(m for m, _ in b.dead)
-    ids.update(m for _, m in b.syncs)
-    ids.add(b.leader_member)
-    ids.discard(None)
-    ids.discard(-1)
-    return ids  # type: ignore[return-value]
-
-
-def log_member_ids(log: Log) -> set[int]:
-    """The member ids the group log holds."""
-    ids: set[int | None] = {m for m, _ in log.members}
-    ids.update(log.ownership)
-    ids.add(log.leader_member)
-    ids.discard(None)
-    ids.discard(-1)
-    return ids  # type: ignore[return-value]
-
-
-_NONE: frozenset[int] = frozenset()
+member_ids_in = world_member_ids  # every member id the world holds (this runs on every successor)
 
 
 def link_member_ids(ln: Link) -> set[int] | frozenset[int]:
     """The member ids the messages in flight on ``ln`` hold."""
     if not (ln.to_broker or ln.to_consumer):
         return _NONE
-    ids: set[int | None] = set()
-    for msg in (*ln.to_broker, *ln.to_consumer):
-        ids.add(msg.member_id)
-        ids.update(msg.members)
-        ids.update(msg.ownership)
-        ids.update(m for m, _, _ in msg.claims)
-    ids.discard(None)
-    ids.discard(-1)
-    return ids  # type: ignore[return-value]
+    return _link_member_ids(ln)
+
+
+_NONE: frozenset[int] = frozenset()
 
 
 def member_id_renaming(w: World, ids: Collection[int]) -> dict[int, int] | None:
@@ -147,25 +66,8 @@ def rename_member_ids(w: World, ids: Collection[int], ren: dict[int, int]) -> Wo
     member ids); the history forgets ids that nothing else holds."""
     k = len(ids)
     hist = w.hist
-    rn = _MemberIdRenaming(ren)
-    log: Log = replace(
-        w.log,
-        members=rn.members(w.log.members),
-        ownership=rn.owners(w.log.ownership),
-        leader_member=rn.r(w.log.leader_member),
-    )
-    links = tuple(
-        ln
-        if not (ln.to_broker or ln.to_consumer)
-        else Link(ln.cut, rn.msgs(ln.to_broker), rn.msgs(ln.to_consumer))
-        for ln in w.links
-    )
     return replace(
-        w,
-        consumers=tuple(map(rn.consumer, w.consumers)),
-        brokers=tuple(map(rn.broker, w.brokers)),
-        log=log,
-        links=links,
+        rename_world_parts(w, ren),
         hist=replace(
             hist,
             next_member_id=k + 1,
@@ -173,74 +75,6 @@ def rename_member_ids(w: World, ids: Collection[int], ren: dict[int, int]) -> Wo
             replaced=tuple(sorted((ren[o], ren[n]) for o, n in hist.replaced if o in ids and n in ids)),
         ),
     )
-
-
-class _MemberIdRenaming:
-    """Each part of a world with its member ids renamed by ``ren``. A class rather than functions nested
-    in :func:`rename_member_ids`: compiled (setup.py), nested functions that call one another make a
-    reference cycle per call, garbage only the cyclic collector frees, which a search runs rarely."""
-
-    __slots__ = ("ren",)
-
-    def __init__(self, ren: dict[int, int]) -> None:
-        self.ren = ren
-
-    def r(self, m: int | None) -> int | None:
-        return None if m is None else self.ren[m]
-
-    def members(self, ms: tuple[tuple[int, int], ...]) -> tuple[tuple[int, int], ...]:
-        ren = self.ren
-        return tuple([(ren[m], c) for m, c in ms])
-
-    def owners(self, os: tuple[int | None, ...]) -> tuple[int | None, ...]:
-        ren = self.ren
-        return tuple([None if o is None else ren[o] for o in os])
-
-    def entries(self, es: tuple[tuple[int, int | None], ...]) -> tuple[tuple[int, int | None], ...]:
-        ren = self.ren
-        return tuple([(c, None if m is None else ren[m]) for c, m in es])
-
-    def claims(
-        self, cs: tuple[tuple[int, tuple[int, ...], int], ...]
-    ) -> tuple[tuple[int, tuple[int, ...], int], ...]:
-        ren = self.ren
-        return tuple([(m if m == -1 else ren[m], owned, gen) for m, owned, gen in cs])
-
-    def msg(self, m: Msg) -> Msg:
-        if m.member_id is None and not m.members and not m.ownership and not m.claims:
-            return m
-        ren = self.ren
-        return replace(
-            m,
-            member_id=self.r(m.member_id),
-            members=tuple([ren[x] for x in m.members]),
-            ownership=self.owners(m.ownership),
-            claims=self.claims(m.claims),
-        )
-
-    def msgs(self, ms: tuple[Msg, ...]) -> tuple[Msg, ...]:
-        return tuple(map(self.msg, ms))
-
-    def consumer(self, c: Consumer) -> Consumer:
-        if c.member_id is None and not c.to_assign and not c.claims:
-            return c
-        ren = self.ren
-        to_assign = tuple([ren[x] for x in c.to_assign])
-        return replace(c, member_id=self.r(c.member_id), to_assign=to_assign, claims=self.claims(c.claims))
-
-    def broker(self, b: Broker) -> Broker:
-        ren = self.ren
-        return replace(
-            b,
-            members=self.members(b.members),
-            ownership=self.owners(b.ownership),
-            joined=self.entries(b.joined),
-            late=self.entries(b.late),
-            expired=None if b.expired is None else (ren[b.expired[0]], b.expired[1]),
-            dead=self.members(b.dead),
-            syncs=tuple([(c, ren[m]) for c, m in b.syncs]),
-            leader_member=self.r(b.leader_member),
-        )
 
 
 # -- consumer symmetry ------------------------------------------------------------------------------
