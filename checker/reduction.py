@@ -36,6 +36,12 @@ from typing import Any
 
 from groupcheck.checker.errors import ModelError
 
+REDUCE_NOTE = (
+    "partial-order reduction on (--reduce): the states counted are those of the reduced search; "
+    "a counterexample is a path of the full model, not necessarily a shortest one"
+)
+REDUCE_OFF_NOTE = "partial-order reduction is off for liveness: it keeps safety properties only"
+
 # A concrete part: ("c", i) consumer i, ("b", j) broker j, ("l", i, j) the link between them, or a
 # singleton part of the world: ("leader",), ("log",), ("sizes",), ("budget",), ("hist",)
 Part = tuple[Any, ...]
