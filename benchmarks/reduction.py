@@ -66,7 +66,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--skip-unreduced", action="store_true", help="no search where no unit qualifies")
     args = ap.parse_args(argv)
     if args.only:
-        paths = [Path(n) if n.endswith(".toml") else ROOT / "specs" / f"{n}.toml" for n in args.only]
+        paths = [Path(n).resolve() if n.endswith(".toml") else ROOT / f"specs/{n}.toml" for n in args.only]
     else:
         paths = sorted((ROOT / "specs").rglob("*.toml"))
     if args.tlc:
