@@ -298,3 +298,53 @@ def test_a_model_without_footprints_is_refused() -> None:
     with pytest.raises(ModelError, match="footprints"):
         Reduction(object(), [])
     assert reduction_mod.unit_of("env", "links", (1, 0)) == ("L", 1, 0)
+
+
+@pytest.mark.slow
+@settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(
+    protocol=st.sampled_from(["seed", "eager", "cooperative", "static", "consumer"]),
+    consumers=st.integers(1, 3),
+    brokers=st.integers(1, 2),
+    start=st.sampled_from(["stable", "empty"]),
+    faults=st.sets(
+        st.sampled_from(
+            [
+                "coordinator_failovers",
+                "gc_pauses",
+                "network_partitions",
+                "consumer_crashes",
+                "consumer_leaves",
+                "poll_stalls",
+            ]
+        ),
+        max_size=3,
+    ),
+)
+def test_random_small_configurations_of_every_protocol_reduce_alike(
+    protocol: str, consumers: int, brokers: int, start: str, faults: set[str]
+) -> None:
+    """Random small groups of the built-in protocols (bounded searches): the reduced search gives the full
+    one's verdict, property and, where no unit qualifies, its counts and counterexample."""
+    from groupcheck.model.shared.state import Budget
+
+    cfg = Config(
+        consumers=consumers,
+        brokers=brokers,
+        topics=(("t0", 2),),
+        start=start,
+        protocol=protocol,
+        assignor="cooperative-sticky" if protocol == "cooperative" else "range",
+        budget=Budget(**{f: 1 for f in faults}),
+    )
+    model = GroupModel(cfg)
+    props = [p.name for p in model.properties() if p.kind == "always"]
+    full = bfs(model, properties=props, max_states=1_500)
+    reduced = bfs(GroupModel(cfg), properties=props, max_states=1_500, reduce=True)
+    assert reduced.verdict == full.verdict
+    if full.counterexample is not None:
+        cex = reduced.counterexample
+        assert cex is not None and cex.property == full.counterexample.property
+        replay(GroupModel(cfg), cex.init_state, [s.action for s in cex.steps], cex.property)
+    if not Reduction(model, _invariants(model, props)).qualifying:
+        assert reduced.stats.distinct_states == full.stats.distinct_states
