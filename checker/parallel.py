@@ -41,6 +41,7 @@ from typing import Any
 from groupcheck.checker.contract import Model
 from groupcheck.checker.errors import ModelError
 from groupcheck.checker.fingerprint import is_record, validate_canonical
+from groupcheck.checker.reduction import Reduction, choose
 from groupcheck.checker.result import Coverage, Result, Stats, Verdict
 from groupcheck.checker.search import (
     DEADLOCK,
@@ -246,6 +247,7 @@ def _work(
     symmetry: bool,
     check_deadlock: bool,
     max_depth: int | None,
+    reduce: bool,
     control: Connection,
     outs: list[Any],
     ins: list[Any],
@@ -259,6 +261,7 @@ def _work(
     gc.disable()  # as checker.search.bfs does (see GC_EVERY); a forked worker ends with its search
     invariants = _invariants(model, props)
     fp_of = fingerprint_fn(model, symmetry)
+    reducer = Reduction(model, invariants) if reduce else None
     cover = CoverageCounter(model)
     visited = FingerprintSet()
     frontier: list[tuple[Any, int]] = []
@@ -283,6 +286,9 @@ def _work(
         limited = max_depth is not None and depth >= max_depth
         # successors by owner, each with its smallest parent fingerprint: fp -> (state, parent fp, action)
         cands: list[dict[int, tuple[Any, int, int]]] = [{} for _ in range(n)]
+        # --reduce: the states with candidate ample sets, held until their owners say which candidate
+        # successors are known (at a level up to this one: checker.reduction's C3)
+        ample: list[tuple[int, list[tuple[int, Any, int]], list[list[tuple[int, Any, int]]]]] = []
         for polled, (state, fp) in enumerate(frontier):
             if limited:
                 depth_limited = True
@@ -297,14 +303,32 @@ def _work(
             if polled % GC_EVERY == GC_EVERY - 1:
                 gc.collect(1)
             succ = expand(model, state, fp_of, cover)
-            generated += len(succ)
-            for i, nxt, nfp in succ:
-                bucket = cands[nfp % n]
-                have = bucket.get(nfp)
-                if have is None or fp < have[1]:
-                    bucket[nfp] = (nxt, fp, i)
             if not succ and check_deadlock and not model.is_terminal(state):
                 violations.append((depth, fp, DEADLOCK))
+            if reducer is not None:
+                options = reducer.candidates(state, succ)
+                if options:
+                    ample.append((fp, succ, options))
+                    continue
+            generated += len(succ)
+            _offer(cands, n, fp, succ)
+        if reducer is not None:  # every worker takes part in both rounds, at every level
+            queries: list[set[int]] = [set() for _ in range(n)]
+            for _, _, options in ample:
+                for option in options:
+                    for _, _, f in option:
+                        queries[f % n].add(f)
+            asked_known = _exchange(k, [sorted(q) for q in queries], outs, ins)
+            asked_known.insert(k, sorted(queries[k]))
+            # ``visited`` holds the levels up to this one: this level's successors are added below
+            answers = [[f for f in fps if f in visited] for fps in asked_known]
+            told = _exchange(k, answers, outs, ins)
+            told.insert(k, answers[k])
+            known = {f for fps in told for f in fps}
+            for fp, succ, options in ample:
+                taken = choose(options, known.__contains__) or succ
+                generated += len(taken)
+                _offer(cands, n, fp, taken)
         # 1. every owner is asked about (fingerprint, smallest parent) pairs only (cheap to send); 2. it
         # grants each new fingerprint to the asker with the smallest parent, so the outcome depends neither
         # on timing nor on how many workers there are; 3. only the granted states travel
@@ -352,6 +376,17 @@ def _work(
     control.send((visited.nbytes, cover.result()))
 
 
+def _offer(
+    cands: list[dict[int, tuple[Any, int, int]]], n: int, fp: int, succ: list[tuple[int, Any, int]]
+) -> None:
+    """Put the successors of state ``fp`` in their owners' buckets, each kept with its smallest parent."""
+    for i, nxt, nfp in succ:
+        bucket = cands[nfp % n]
+        have = bucket.get(nfp)
+        if have is None or fp < have[1]:
+            bucket[nfp] = (nxt, fp, i)
+
+
 def parallel_bfs(
     model: Model[Any, Any],
     *,
@@ -363,14 +398,19 @@ def parallel_bfs(
     check_deadlock: bool = True,
     progress: Callable[[Stats], None] | None = None,
     should_stop: StopHook | None = None,
+    reduce: bool = False,
 ) -> Result:
     """:func:`checker.search.bfs` over ``workers`` forked processes, with the same counts, depth,
     coverage, verdict and counterexample. ``max_states`` is checked between levels (the search may
     overshoot it by up to one level) and gives :attr:`Verdict.INCOMPLETE`. ``should_stop`` is asked in
-    every worker (a forked copy); Ctrl-C or SIGTERM to a worker stops them all."""
+    every worker (a forked copy); Ctrl-C or SIGTERM to a worker stops them all. ``reduce``: the
+    partial-order reduction (:mod:`checker.reduction`), choosing the ample sets the in-process search
+    chooses (its cycle proviso asks each successor's owner whether it is known)."""
     if workers < 1:
         raise ModelError(f"workers must be at least 1, got {workers}")
-    _invariants(model, properties)  # unknown property names fail here, in the caller's process
+    invariants = _invariants(model, properties)  # unknown property names fail here, in the caller's process
+    if reduce:
+        Reduction(model, invariants)  # a model without footprints fails here too
     fp_of = fingerprint_fn(model, symmetry)
     inits = {fp_of(s): s for s in model.init_states()}
     for s in inits.values():
@@ -386,7 +426,19 @@ def parallel_bfs(
     for k in range(workers):
         outs = [pipes[k][j][0] if j != k else None for j in range(workers)]  # type: ignore[index]
         ins = [pipes[j][k][1] if j != k else None for j in range(workers)]  # type: ignore[index]
-        args = (k, workers, model, props, symmetry, check_deadlock, max_depth, controls[k][1], outs, ins)
+        args = (
+            k,
+            workers,
+            model,
+            props,
+            symmetry,
+            check_deadlock,
+            max_depth,
+            reduce,
+            controls[k][1],
+            outs,
+            ins,
+        )
         procs.append(
             ctx.Process(target=_worker, args=(*args, logs[k], stop, should_stop, os.getpid()), daemon=True)
         )

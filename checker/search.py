@@ -20,6 +20,7 @@ from groupcheck.checker.checkpoint import RUN_FILE, CheckpointError, LocalRun
 from groupcheck.checker.contract import Model, Probe, Property
 from groupcheck.checker.errors import ModelError, NondeterminismError
 from groupcheck.checker.fingerprint import validate_canonical
+from groupcheck.checker.reduction import Reduction, choose
 from groupcheck.checker.result import Counterexample, Coverage, Result, Stats, Step, Verdict
 from groupcheck.checker.store import FingerprintSet, ParentLinks, ParentLog, SpillQueue
 
@@ -142,6 +143,7 @@ def bfs(
     resume: bool = False,
     run_key: str = "",
     on_expand: ExpandHook | None = None,
+    reduce: bool = False,
 ) -> Result:
     """Explore every state reachable from ``model.init_states()`` breadth-first, level by level.
 
@@ -171,9 +173,15 @@ def bfs(
 
     ``on_expand(state, fingerprint, successors)`` is called for every state expanded, in expansion order,
     with :func:`expand`'s list for it (states expanded before a resumed checkpoint are not reported).
+
+    ``reduce``: a partial-order reduction over the model's declared footprints (:mod:`checker.reduction`):
+    a state is expanded by an ample set when one qualifies, else fully. Safety only; every state it
+    reaches is a state of the full model and its counterexample a path of the full model (not
+    necessarily a shortest one). Coverage still counts every enabled action of the states expanded.
     """
     invariants = _invariants(model, properties)
     fp_of = fingerprint_fn(model, symmetry)
+    reducer = Reduction(model, invariants) if reduce else None
     start = time.perf_counter()
     visited = FingerprintSet()  # 8 bytes a slot (checker.store)
     parents = ParentLog()  # (state, parent, action index) on disk, for counterexamples
@@ -193,6 +201,8 @@ def bfs(
             "deadlock": check_deadlock,
             "max_depth": max_depth,
         }
+        if reduce:  # only when on: a run recorded before the reduction existed keeps its identity
+            identity["reduce"] = True
         run = LocalRun(checkpoint, identity)
 
     def stats() -> Stats:
@@ -263,8 +273,15 @@ def bfs(
             succ = expand(model, state, fp_of, cover)
             if on_expand is not None:
                 on_expand(state, fp, succ)
-            generated += len(succ)
-            for k, nxt, nfp in succ:
+            taken = succ
+            if reducer is not None:
+                # C3: no ample successor may be known at a level up to this one (visited, not upcoming)
+                cands = reducer.candidates(state, succ)
+                ample = choose(cands, lambda f, up=upcoming: f in visited and f not in up)
+                if ample is not None:
+                    taken = ample
+            generated += len(taken)
+            for k, nxt, nfp in taken:
                 if not add(nfp):
                     if nfp in upcoming:  # another parent in this level: recorded, the smallest wins
                         record(nfp, fp, k)

@@ -15,6 +15,7 @@ from groupcheck.checker import Result, Stats, Verdict, bfs
 from groupcheck.checker.estimate import Estimate, estimate_size
 from groupcheck.checker.liveness import SYMMETRY_NOTE, check_liveness
 from groupcheck.checker.parallel import parallel_bfs
+from groupcheck.checker.reduction import REDUCE_NOTE, REDUCE_OFF_NOTE
 from groupcheck.checker.search import StopHook
 from groupcheck.checker.spark import DEFAULT_MASTER, spark_bfs
 from groupcheck.model import GroupModel
@@ -255,6 +256,7 @@ def check_scenario(
     checkpoint: Path | None = None,
     resume: bool = False,
     should_stop: StopHook | None = None,
+    reduce: bool = False,
 ) -> CheckOutcome:
     """Explore a scenario exhaustively (within its bounds) and, on a violation, write the trace bundle
     under ``out_dir/<name>/``. Command-line bounds override the scenario's; a search they stop is
@@ -266,7 +268,9 @@ def check_scenario(
     the model from the scenario's table). Either engine writes each complete level to the run directory
     ``checkpoint`` if given (one process or Spark); ``resume`` continues the run found there, after
     checking its digests and replaying its states. ``should_stop`` is asked now and then during the
-    search and stops it with the reason it returns ("time", "memory", "interrupted")."""
+    search and stops it with the reason it returns ("time", "memory", "interrupted"). ``reduce``: the
+    partial-order reduction (:mod:`groupcheck.checker.reduction`; one process or ``workers``, not Spark),
+    off for liveness (said in the notes)."""
     declared = scenario if isinstance(scenario, Scenario) else load_scenario(scenario)
     sc = as_checked(declared, max_depth, max_states)
     model = GroupModel(sc.config)
@@ -283,6 +287,9 @@ def check_scenario(
     liveness = any(p.is_liveness for p in model.properties() if p.name in sc.properties)
     if liveness and (engine == "spark" or workers > 1):
         raise ValueError("liveness properties are checked in one process: drop --workers / --engine spark")
+    if reduce and engine == "spark":
+        raise ValueError("--reduce runs in one process or with --workers, not on Spark")
+    reducing = {"reduce": True} if reduce and not liveness else {}
     if engine == "spark":
         if workers > 1:
             raise ValueError("--workers is for the local engine; Spark spreads the work over its executors")
@@ -300,7 +307,9 @@ def check_scenario(
     elif workers > 1:
         if checkpoint is not None:
             raise ValueError("--checkpoint/--resume run in one process (or on Spark), not with --workers")
-        result = parallel_bfs(model, workers=workers, progress=progress, should_stop=should_stop, **bounds)
+        result = parallel_bfs(
+            model, workers=workers, progress=progress, should_stop=should_stop, **bounds, **reducing
+        )
     elif liveness:
         if checkpoint is not None:
             raise ValueError("--checkpoint/--resume are not available for liveness checks yet")
@@ -314,6 +323,7 @@ def check_scenario(
             resume=resume,
             run_key=run_key(sc),
             **bounds,
+            **reducing,
         )
     declared_depth = declared.max_depth is not None and declared.max_depth == sc.max_depth
     if result.stopped_by == "depth" and declared_depth and not liveness:
@@ -327,6 +337,8 @@ def check_scenario(
     elif out_dir is not None and not result.stopped_by:
         remove_stale_bundle(out_dir / sc.name)
     notes = sc.notes + ((SYMMETRY_NOTE,) if liveness and symmetry else ())
+    if reduce:
+        notes += (REDUCE_OFF_NOTE,) if liveness else (REDUCE_NOTE,)
     return CheckOutcome(sc, result, trace_dir, vacuity(sc, result), notes, timing)
 
 

@@ -101,7 +101,9 @@ def _table() -> tuple[ActionSpec, ...]:
             s = replace(s, timing=(timing.GIVE_UP,))
         elif s.name == "RebalanceTimeout":
             # a static member's rebalance timeout completes the join itself, choosing as CompleteJoin does
-            s = replace(s, handler=classic.rebalance_timeout, plan=True, choices=True)
+            s = replace(
+                s, handler=classic.rebalance_timeout, plan=True, choices=True, reads=s.reads | {"brokers"}
+            )
         out.append(s)
         if s.name == "Fetch":
             out.append(SYNC_GROUP)

@@ -303,7 +303,7 @@ _ENV = [
         fair="fault",
         spends="network_partitions",
         when=lambda cfg, cut: not cut,
-        reads=parts("link budget"),
+        reads=parts("link budget consumers brokers"),  # only between a live consumer and a live broker
         writes=parts("link budget"),
     ),
 ]

@@ -125,7 +125,7 @@ def _consumer_steps() -> list[ActionSpec]:
             "internal",
             "asks which broker coordinates the group",
             when=status_guard(STARTUP, REDISCOVER),
-            reads=own,
+            reads=own | parts("link"),  # not through a cut link to the leader
             writes=parts("consumer"),
         ),
         ActionSpec(
@@ -307,6 +307,9 @@ def _consumer_steps() -> list[ActionSpec]:
 # -- the coordinator's steps --------------------------------------------------------------------------------
 COORDINATOR_READS = parts("broker consumers links leader log sizes budget hist")
 COORDINATOR_WRITES = parts("broker links log hist")
+# a step that may hand out member ids chooses each new id's rank among every id the world holds, other
+# brokers' too (choice.Plan.new_member_id): the steps with choices read the brokers
+CHOOSING_READS = COORDINATOR_READS | parts("brokers")
 
 
 def _requests(handle: Any) -> list[ActionSpec]:
@@ -323,7 +326,7 @@ def _requests(handle: Any) -> list[ActionSpec]:
             when=_serving,
             plan=True,
             choices=r in ("JoinGroup", "SyncGroup"),
-            reads=COORDINATOR_READS,
+            reads=CHOOSING_READS if r in ("JoinGroup", "SyncGroup") else COORDINATOR_READS,
             writes=COORDINATOR_WRITES,
         )
         for r in REQUESTS
@@ -354,7 +357,7 @@ def _broker_steps() -> list[ActionSpec]:
             when=role_guard(PREPARE),
             plan=True,
             choices=True,
-            reads=COORDINATOR_READS,
+            reads=CHOOSING_READS,
             writes=COORDINATOR_WRITES,
         ),
         ActionSpec(
@@ -562,7 +565,7 @@ _ENV = [
         fair="fault",
         spends="network_partitions",
         when=lambda cfg, cut: not cut,
-        reads=parts("link budget"),
+        reads=parts("link budget consumers brokers"),  # only between a live consumer and a live broker
         writes=parts("link budget"),
     ),
     ActionSpec(
