@@ -314,3 +314,72 @@ def test_uniform_assignor_exhaustively_on_small_groups() -> None:
                 for m in ids:
                     had = dict(old)[m]
                     assert len(set(had) & set(got[m])) >= min(len(had), base), (m, old, got)
+
+
+def test_kafka_17116_a_leave_before_the_join_answer() -> None:
+    """A consumer that leaves while its join is in flight: with client-generated member ids (KIP-1082)
+    the leave fences the member the join made; before, the leave carried no member id, was refused
+    INVALID_REQUEST, and the member stayed in the group."""
+    from dataclasses import replace as dc_replace
+
+    from groupcheck.model.protocols.kip848.properties import leave_reaches_member
+    from groupcheck.model.protocols.kip848.state import INVALID_REQUEST
+
+    base = Config(
+        consumers=1,
+        brokers=1,
+        topics=(("t0", 2),),
+        protocol="consumer",
+        budget=Budget(consumer_joins=1, consumer_leaves=1),
+    )
+    steps = (
+        ("ConsumerJoin", "C2", (1,)),
+        ("FindCoordinator", "C2", (1,)),
+        ("Heartbeat", "C2", (1,)),
+        ("LeaveGroup", "C2", (1,)),
+        ("HandleHeartbeat", "B1", (0, 1)),
+        ("HandleHeartbeat", "B1", (0, 1)),
+    )
+    fixed = GroupModel(base)
+    w = walk(fixed, fixed.init_states()[0], *steps)
+    assert [m for m, _ in w.brokers[0].members] == [1]  # the join's member, then fenced by the leave
+    assert leave_reaches_member(base, w)
+    pre_cfg = dc_replace(base, switches=dc_replace(base.switches, client_generated_member_id=False))
+    pre = GroupModel(pre_cfg)
+    w = walk(pre, pre.init_states()[0], *steps[:3])
+    assert w.links[1].to_broker[0].member_id is None  # the join names no member
+    w = walk(pre, w, *steps[3:])
+    assert [m for m, _ in w.brokers[0].members] == [1, 2]  # the coordinator named it m2; it stays
+    assert w.links[1].to_consumer[-1].error == INVALID_REQUEST
+    assert not leave_reaches_member(pre_cfg, w)
+
+
+def test_kafka_15890_owned_partitions_in_every_heartbeat() -> None:
+    """A stable member heartbeats: the fixed client sends no owned partitions and stays STABLE; the
+    client before the fix sends them every time, gets its assignment back and is RECONCILING with
+    nothing to reconcile, again after every heartbeat."""
+    from dataclasses import replace as dc_replace
+
+    from groupcheck.model.protocols.kip848.state import RECONCILING, STABLE
+
+    base = Config(consumers=1, brokers=1, topics=(("t0", 1),), protocol="consumer")
+    round_trip = (
+        ("Heartbeat", "C1", (0,)),
+        ("HandleHeartbeat", "B1", (0, 0)),
+        ("HeartbeatResponse", "C1", (0, 0)),
+    )
+    fixed = GroupModel(base)
+    w = walk(fixed, fixed.init_states()[0], round_trip[0])
+    assert w.links[0].to_broker[0].owned is None
+    w = walk(fixed, w, *round_trip[1:])
+    assert w.consumers[0].status == STABLE
+    pre = GroupModel(
+        dc_replace(base, switches=dc_replace(base.switches, client_sends_changed_fields_only=False))
+    )
+    w = pre.init_states()[0]
+    for _ in range(2):
+        w = walk(pre, w, round_trip[0])
+        assert w.links[0].to_broker[0].owned == (0,) and w.links[0].to_broker[0].full
+        w = walk(pre, w, *round_trip[1:])
+        assert w.consumers[0].status == RECONCILING and w.consumers[0].owned == (0,)
+        assert not [a for a in pre.actions(w) if a.name == "Reconcile" and pre.next_state(w, a) is not None]

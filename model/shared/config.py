@@ -61,6 +61,11 @@ class Switches:
     epoch0_rejoin: bool = True
     # a member still revoking is not recomputed against a new target until it acknowledged (KAFKA-16249)
     revocation_blocks_new_target: bool = True
+    # heartbeats carry a field (owned partitions included) only when it changed since last sent (KAFKA-15890)
+    client_sends_changed_fields_only: bool = True
+    # the client generates its member id at start-up and sends it from its first heartbeat (KIP-1082,
+    # KAFKA-17116): a leave sent before the join's answer still names its member
+    client_generated_member_id: bool = True
 
 
 SWITCH_NAMES: tuple[str, ...] = tuple(f.name for f in fields(Switches))

@@ -16,6 +16,7 @@ from groupcheck.model.protocols.kip848.state import (
     COORDINATOR_LOAD_IN_PROGRESS,
     FENCED_MEMBER_EPOCH,
     IN_GROUP,
+    INVALID_REQUEST,
     JOINING,
     LEAVE_EPOCH,
     NOT_COORDINATOR,
@@ -49,9 +50,11 @@ def heartbeat(cfg: Config, w: World, c: int) -> World | None:
     if cons.status not in IN_GROUP or cons.paused or cons.awaiting or b is None:
         return None
     joining = cons.status == JOINING
-    full = joining or cons.full
+    # before KAFKA-15890's fix every heartbeat carried every field, owned partitions included
+    full = joining or cons.full or not cfg.switches.client_sends_changed_fields_only
     owned = () if joining else (cons.owned if full or cons.send_owned else None)
-    msg = KMsg("Heartbeat", cons.member_id, 0 if joining else cons.epoch, owned=owned, full=full)
+    mid = cons.member_id if cons.named else None
+    msg = KMsg("Heartbeat", mid, 0 if joining else cons.epoch, owned=owned, full=full)
     status = cons.status
     if status == ACKNOWLEDGING:  # the acknowledgement is on its way
         status = STABLE if cons.target == cons.owned else RECONCILING
@@ -65,6 +68,8 @@ def reconcile(cfg: Config, w: World, c: int) -> World | None:
     cons: KConsumer = w.consumers[c]
     if cons.status != RECONCILING or cons.paused or cons.stalled or cons.target is None:
         return None
+    if not cfg.switches.client_sends_changed_fields_only and cons.target == cons.owned:
+        return None  # the client of KAFKA-15890's time ignored a target equal to what it owned
     return _set(w, c, replace(cons, status=ACKNOWLEDGING, owned=cons.target, send_owned=True))
 
 
@@ -84,14 +89,20 @@ def receive(cfg: Config, w: World, c: int, b: int) -> World | None:
         return replace(w, links=links)
     if msg.error in (FENCED_MEMBER_EPOCH, UNKNOWN_MEMBER_ID):
         return _set(w, c, _rejoin(cons), links=links)
+    if msg.error == INVALID_REQUEST:  # fatal in Kafka; only a leave without a member id gets it here
+        raise AssertionError(f"consumer {c} in the group answered {msg}")
     if msg.error == NOT_COORDINATOR:
         nxt = replace(cons, awaiting=False, coordinator=None, full=True)
         return _set(w, c, nxt, links=links)
     if msg.error == COORDINATOR_LOAD_IN_PROGRESS:
         return _set(w, c, replace(cons, awaiting=False, full=True), links=links)
     assert msg.error == OK, msg
-    nxt = replace(cons, awaiting=False, epoch=msg.epoch)
-    if msg.assignment is not None:
+    nxt = replace(cons, awaiting=False, epoch=msg.epoch, named=True)
+    if msg.assignment is not None and not cfg.switches.client_sends_changed_fields_only:
+        # the client of KAFKA-15890's time (MembershipManagerImpl, November 2023) took every assignment
+        # as a new one to reconcile, and left RECONCILING only on an answer without one
+        nxt = replace(nxt, target=msg.assignment, status=RECONCILING)
+    elif msg.assignment is not None:
         target = msg.assignment
         # a target other than the last one received is reconciled (and so acknowledged) even when its
         # partitions are those owned: the client's local assignment epoch (KAFKA-16185/16312's fix);
@@ -132,7 +143,8 @@ def leave(cfg: Config, w: World, c: int) -> World | None:
     w2 = replace(w, budget=replace(w.budget, consumer_leaves=left - 1))
     links = w2.links
     if cons.coordinator is not None:
-        msg = KMsg("Heartbeat", cons.member_id, LEAVE_EPOCH)
+        # before KIP-1082 a client whose join was not answered yet had no member id to leave with
+        msg = KMsg("Heartbeat", cons.member_id if cons.named else None, LEAVE_EPOCH)
         links = to_broker(cfg, w2, c, cons.coordinator, msg)
     return _set(w2, c, KConsumer(LEFT, member_id=cons.member_id), links=links)
 
@@ -163,4 +175,7 @@ def start(cfg: Config, w: World, c: int) -> World | None:
         budget=replace(w.budget, consumer_joins=left - 1),
         hist=replace(hist, next_member_id=mid + 1),
     )
-    return _set(w2, c, KConsumer(JOINING, member_id=mid))
+    # before KIP-1082 the coordinator names the member when it takes its join: ``mid`` is that name
+    # (a fresh one, as Kafka's random UUID), which the client learns from the answer
+    named = cfg.switches.client_generated_member_id
+    return _set(w2, c, KConsumer(JOINING, member_id=mid, named=named))

@@ -15,6 +15,7 @@ from groupcheck.model.protocols.kip848.state import (
     COORDINATOR_LOAD_IN_PROGRESS,
     FENCED_MEMBER_EPOCH,
     FREE,
+    INVALID_REQUEST,
     JOINING,
     LEAVE_EPOCH,
     M_STABLE,
@@ -275,6 +276,14 @@ def handle_heartbeat(cfg: Config, w: World, b: int, c: int) -> World | None:
     if not serving(w, b):
         error = COORDINATOR_LOAD_IN_PROGRESS if w.leader == b and br.role == CATCHUP else NOT_COORDINATOR
         return _answer(cfg, w, b, c, links, br, KMsg("HeartbeatResponse", mid, req.epoch, error))
+    if mid is None:  # before KIP-1082 only: a client the coordinator has not named yet
+        if req.epoch != 0:  # "MemberId can't be empty": a leave sent before the join was answered
+            return _answer(
+                cfg, w, b, c, links, br, KMsg("HeartbeatResponse", mid, req.epoch, INVALID_REQUEST)
+            )
+        # the coordinator names the joining member (a random UUID in Kafka; here the name its
+        # process was set to learn, see client.start)
+        mid = w.consumers[c].member_id
     old = member_of(br.members, mid)
     if req.epoch == LEAVE_EPOCH:
         if old is None:

@@ -9,8 +9,11 @@ from groupcheck.model.protocols.kip848.state import (
     FENCED_MEMBER_EPOCH,
     FREE,
     IN_GROUP,
+    INVALID_REQUEST,
+    LEAVE_EPOCH,
     M_STABLE,
     STABLE,
+    UNKNOWN_MEMBER_ID,
     KConsumer,
     KCoordinator,
 )
@@ -94,6 +97,21 @@ def join_never_fenced(cfg: Config, w: World) -> bool:
     return not any(m.error == FENCED_MEMBER_EPOCH and m.epoch == 0 for ln in w.links for m in ln.to_consumer)
 
 
+def leave_reaches_member(cfg: Config, w: World) -> bool:
+    """No leave heartbeat (epoch -1) is refused by the coordinator serving the group while the leaving
+    process's member is still in it: a leave names its member (KIP-1082; KAFKA-17116)."""
+    br = coordinator(w)
+    if br is None:
+        return True
+    ids = {m for m, _ in br.members}
+    for i, ln in enumerate(w.links):  # link i joins consumer i // brokers and broker i % brokers
+        for m in ln.to_consumer:
+            if m.epoch == LEAVE_EPOCH and m.error in (UNKNOWN_MEMBER_ID, INVALID_REQUEST):
+                if w.consumers[i // cfg.brokers].member_id in ids:
+                    return False
+    return True
+
+
 def revoking_member_not_fenced(cfg: Config, w: World) -> bool:
     """No rebalance timeout fences a member whose running process has revoked and acknowledged: the
     timeout is for members that cannot revoke in time (KAFKA-16249)."""
@@ -133,6 +151,7 @@ INVARIANTS = {
     "valid-partition-epoch": valid_partition_epoch,
     "empty-epochs": empty_epochs,
     "join-never-fenced": join_never_fenced,
+    "leave-reaches-member": leave_reaches_member,
     "revoking-member-not-fenced": revoking_member_not_fenced,
 }
 INVARIANT_NAMES = tuple(INVARIANTS)

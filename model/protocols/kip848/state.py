@@ -28,6 +28,7 @@ OK = "none"
 FENCED_MEMBER_EPOCH = "FENCED_MEMBER_EPOCH"
 UNKNOWN_MEMBER_ID = "UNKNOWN_MEMBER_ID"
 NOT_COORDINATOR = "NOT_COORDINATOR"
+INVALID_REQUEST = "INVALID_REQUEST"
 COORDINATOR_LOAD_IN_PROGRESS = "COORDINATOR_LOAD_IN_PROGRESS"
 
 LEAVE_EPOCH = -1
@@ -75,6 +76,10 @@ class KConsumer(NamedTuple):
     full: bool = True
     paused: bool = False  # a GC pause: takes no step at all
     stalled: bool = False  # its application thread is stuck (no reconciliation); heartbeats go on
+    # before KIP-1082 (KAFKA-17116's pre-fix side) only: the coordinator names the member in the answer
+    # to its join; until that answer arrives the client's heartbeats carry no member id (``member_id``
+    # is then the name the coordinator will give it)
+    named: bool = True
 
 
 @fast_repr
