@@ -383,3 +383,34 @@ def test_kafka_15890_owned_partitions_in_every_heartbeat() -> None:
         w = walk(pre, w, *round_trip[1:])
         assert w.consumers[0].status == RECONCILING and w.consumers[0].owned == (0,)
         assert not [a for a in pre.actions(w) if a.name == "Reconcile" and pre.next_state(w, a) is not None]
+
+
+def test_kafka_20066_commit_checked_per_partition_since_kip_1251() -> None:
+    """validateOffsetCommit: at the member's epoch every partition is accepted, above it none; below it,
+    before Kafka 4.3 none, since KIP-1251 those the member has held since the commit's epoch."""
+    from dataclasses import replace as dc_replace
+
+    from groupcheck.model.protocols.kip848.coordinator import commit_refused, held_since
+
+    cfg = _cfg()
+    pre = dc_replace(cfg, switches=dc_replace(cfg.switches, commit_assignment_epochs=False))
+    # epoch 4, t0-0 granted at 3, t0-1 (pending revocation) granted at 4
+    m = KMember(4, 3, M_UNREVOKED, (0,), (1,), aepochs=((0, 3), (1, 4)))
+    assert commit_refused(cfg, m, 4, (0, 1)) == () == commit_refused(pre, m, 4, (0, 1))
+    assert commit_refused(cfg, m, 5, (0,)) == (0,) == commit_refused(pre, m, 5, (0,))
+    assert commit_refused(cfg, m, 3, (0, 1)) == (1,)  # t0-1 was granted after epoch 3
+    assert commit_refused(pre, m, 3, (0,)) == (0,)  # the owner's commit, refused before 4.3
+    assert held_since(m, 3, (0,)) and not held_since(m, 3, (1,)) and not held_since(m, 5, (0,))
+
+
+def test_assignment_epochs_follow_grants_only_when_commits_are_modelled() -> None:
+    m = KMember(3, 2, M_STABLE, (0, 1), aepochs=((0, 2), (1, 3)))
+    revoking = next_assignment(m, 4, (0,), None, (3, 3), track=True)
+    assert revoking.aepochs == m.aepochs  # pending partitions keep theirs
+    done = next_assignment(revoking, 4, (0,), (0,), (3, 3), track=True)
+    assert done.aepochs == ((0, 2),)  # a kept partition keeps the epoch it was granted at
+    grown = next_assignment(
+        KMember(4, 3, M_STABLE, (0,), aepochs=((0, 2),)), 5, (0, 1), (0,), (4, FREE), True
+    )
+    assert grown.aepochs == ((0, 2), (1, 5))  # a granted one gets the target epoch
+    assert next_assignment(m, 4, (0,), (0,), (3, 3)).aepochs == ()  # not tracked: no commits

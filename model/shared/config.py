@@ -66,6 +66,9 @@ class Switches:
     # the client generates its member id at start-up and sends it from its first heartbeat (KIP-1082,
     # KAFKA-17116): a leave sent before the join's answer still names its member
     client_generated_member_id: bool = True
+    # an OffsetCommit below the member epoch is checked per partition against the epoch the partition was
+    # granted at (KIP-1251, Kafka 4.3; KAFKA-20066), not refused for not matching the member epoch
+    commit_assignment_epochs: bool = True
 
 
 SWITCH_NAMES: tuple[str, ...] = tuple(f.name for f in fields(Switches))

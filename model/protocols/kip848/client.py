@@ -73,6 +73,33 @@ def reconcile(cfg: Config, w: World, c: int) -> World | None:
     return _set(w, c, replace(cons, status=ACKNOWLEDGING, owned=cons.target, send_owned=True))
 
 
+def commit(cfg: Config, w: World, c: int) -> World | None:
+    """OffsetCommit of the partitions it owns, with its member epoch (v9+), once per epoch it learns:
+    auto-commit, or the commit before a revocation (AsyncKafkaConsumer). Only when commits are modelled
+    (``records_per_partition > 0``); the offsets themselves are not."""
+    cons: KConsumer = w.consumers[c]
+    if cfg.records_per_partition <= 0 or cons.paused or cons.stalled or not cons.owned:
+        return None
+    b = cons.coordinator
+    if (
+        cons.status not in (RECONCILING, ACKNOWLEDGING, STABLE)
+        or b is None
+        or cons.commit_epoch == cons.epoch
+    ):
+        return None
+    msg = KMsg("OffsetCommit", cons.member_id, cons.epoch, owned=cons.owned)
+    return _set(w, c, replace(cons, commit_epoch=cons.epoch), links=to_broker(cfg, w, c, b, msg))
+
+
+def commit_answer(cfg: Config, w: World, c: int, b: int) -> World | None:
+    """The answer to an OffsetCommit: nothing in the membership depends on it (a refused commit is not
+    retried here)."""
+    if w.consumers[c].paused:
+        return None
+    _msg, links = pop_at_consumer(cfg, w.links, c, b)
+    return replace(w, links=links)
+
+
 def _rejoin(cons: KConsumer) -> KConsumer:
     """transitionToFenced: drop every partition without committing, rejoin at epoch 0, same member id."""
     return replace(

@@ -24,6 +24,7 @@ from groupcheck.model.protocols.kip848.state import (
     NOT_COORDINATOR,
     OK,
     STABLE,
+    STALE_MEMBER_EPOCH,
     UNKNOWN_MEMBER_ID,
     KConsumer,
     KCoordinator,
@@ -44,25 +45,38 @@ def owns_any(owned: tuple[int, ...] | None, parts: tuple[int, ...]) -> bool:
     return owned is None or any(p in owned for p in parts)
 
 
+def commits_modelled(cfg: Config) -> bool:
+    """KIP-848's model has no records: ``records_per_partition > 0`` turns on offset commits (and the
+    assignment epochs KIP-1251 checks them against); 0 leaves both out."""
+    return cfg.records_per_partition > 0
+
+
 def next_assignment(
     m: KMember,
     target_epoch: int,
     target: tuple[int, ...],
     owned: tuple[int, ...] | None,
     pepochs: tuple[int, ...],
+    track: bool = False,
 ) -> KMember:
     """computeNextAssignment: keep what the target keeps; revoke the rest first (the member keeps its
     epoch, UNREVOKED, until the request shows them gone); grant target partitions no other member holds
-    (a partition in this member's own pending set is its own, KAFKA-19449), the others are unreleased."""
+    (a partition in this member's own pending set is its own, KAFKA-19449), the others are unreleased.
+    ``track``: keep assignment epochs (a kept partition keeps its own, a granted one gets the target
+    epoch)."""
     keep = tuple(p for p in m.assigned if p in target)
     revoke = tuple(p for p in m.assigned if p not in target)
     wanted = [p for p in target if p not in keep]
     grant = tuple(p for p in wanted if pepochs[p] == FREE or p in m.pending)
     unreleased = len(grant) != len(wanted)
     if revoke and owns_any(owned, revoke):
-        return KMember(m.epoch, m.epoch, M_UNREVOKED, keep, revoke)
+        return KMember(m.epoch, m.epoch, M_UNREVOKED, keep, revoke, aepochs=m.aepochs)
     state = M_UNRELEASED if unreleased else M_STABLE
-    return KMember(target_epoch, m.epoch, state, tuple(sorted(keep + grant)), ())
+    aepochs: tuple[tuple[int, int], ...] = ()
+    if track:
+        had = dict(m.aepochs)
+        aepochs = tuple(sorted([(p, had[p]) for p in keep] + [(p, target_epoch) for p in grant]))
+    return KMember(target_epoch, m.epoch, state, tuple(sorted(keep + grant)), (), aepochs=aepochs)
 
 
 def reconcile(
@@ -72,24 +86,29 @@ def reconcile(
     owned: tuple[int, ...] | None,
     pepochs: tuple[int, ...],
     blocking: bool = True,
+    track: bool = False,
 ) -> KMember:
     """CurrentAssignmentBuilder.build by the member's state (no subscription changes in the model).
     ``blocking`` off: before KAFKA-16249's fix, a member still revoking was recomputed from scratch
     against every new target, from all it held (assigned and pending) and without reading the request's
     owned partitions (an acknowledgement arriving with a new target was lost)."""
     if not blocking and m.state == M_UNREVOKED and m.target_epoch != target_epoch:
-        held = KMember(m.epoch, m.prev, M_STABLE, tuple(sorted((*m.assigned, *m.pending))))
-        new = next_assignment(held, target_epoch, target, None, pepochs)
+        held = KMember(m.epoch, m.prev, M_STABLE, tuple(sorted((*m.assigned, *m.pending))), aepochs=m.aepochs)
+        new = next_assignment(held, target_epoch, target, None, pepochs, track)
         return new._replace(target_epoch=target_epoch) if new.state == M_UNREVOKED else new
     if m.state == M_STABLE:
-        new = m if m.epoch == target_epoch else next_assignment(m, target_epoch, target, owned, pepochs)
+        new = (
+            m if m.epoch == target_epoch else next_assignment(m, target_epoch, target, owned, pepochs, track)
+        )
         if not blocking and new.state == M_UNREVOKED:
             new = new._replace(target_epoch=target_epoch)
         return new
     if m.state == M_UNREVOKED:
         # revocation blocks (KAFKA-16249): a new target waits until the revocation is acknowledged
-        return m if owns_any(owned, m.pending) else next_assignment(m, target_epoch, target, owned, pepochs)
-    return next_assignment(m, target_epoch, target, owned, pepochs)
+        if owns_any(owned, m.pending):
+            return m
+        return next_assignment(m, target_epoch, target, owned, pepochs, track)
+    return next_assignment(m, target_epoch, target, owned, pepochs, track)
 
 
 def update_pepochs(
@@ -335,6 +354,7 @@ def handle_heartbeat(cfg: Config, w: World, b: int, c: int) -> World | None:
             req.owned,
             br.pepochs,
             sw.revocation_blocks_new_target,
+            commits_modelled(cfg),
         )
     pepochs = update_pepochs(br.pepochs, old, new, sw.partition_epochs_replaced)
     members = with_member(members, mid, new)  # type: ignore[arg-type]
@@ -352,6 +372,59 @@ def handle_heartbeat(cfg: Config, w: World, b: int, c: int) -> World | None:
     show = req.epoch == 0 or req.full or changed
     resp = KMsg("HeartbeatResponse", mid, new.epoch, OK, assignment=new.assigned if show else None)
     return _answer(cfg, w, b, c, links, br2, resp)
+
+
+# -- offset commits (ConsumerGroup.validateOffsetCommit) -------------------------------------------------
+def commit_refused(cfg: Config, m: KMember, epoch: int, parts: tuple[int, ...]) -> tuple[int, ...]:
+    """The partitions of a member's OffsetCommit at ``epoch`` refused STALE_MEMBER_EPOCH: all of them
+    when the epoch is above the member's; none when equal; below it, all before Kafka 4.3 (the member
+    epoch must match), and since KIP-1251 (switch ``commit_assignment_epochs``) those the member does not
+    hold (assigned or pending revocation) or was granted after ``epoch``."""
+    if epoch > m.epoch:
+        return parts
+    if epoch == m.epoch:
+        return ()
+    if not cfg.switches.commit_assignment_epochs:
+        return parts
+    since = dict(m.aepochs)
+    return tuple(p for p in parts if since.get(p, epoch + 1) > epoch)
+
+
+def held_since(m: KMember, epoch: int, parts: tuple[int, ...]) -> bool:
+    """Every partition of ``parts`` has been the member's on the coordinator since ``epoch`` (granted at
+    or before it and held since), and the member has not moved behind ``epoch``: a commit of them at
+    ``epoch`` is the owner's."""
+    since = dict(m.aepochs)
+    return epoch <= m.epoch and all(p in since and since[p] <= epoch for p in parts)
+
+
+def handle_offset_commit(cfg: Config, w: World, b: int, c: int) -> World | None:
+    """An OffsetCommit (v9+, with member id and epoch): validated against the member; the offsets
+    themselves are not modelled. The answer carries the refused partitions and whether the commit was
+    the owner's (``full``: every partition held since the commit's epoch, for the properties)."""
+    br: KCoordinator = w.brokers[b]
+    if not br.up or br.paused:
+        return None
+    req, links = pop_at_broker(cfg, w.links, c, b)
+    if not serving(w, b):
+        error = COORDINATOR_LOAD_IN_PROGRESS if w.leader == b and br.role == CATCHUP else NOT_COORDINATOR
+        resp = KMsg("OffsetCommitResponse", req.member_id, req.epoch, error)
+        return replace(w, links=to_consumer(cfg, links, c, b, resp))
+    m = member_of(br.members, req.member_id)
+    if m is None:
+        resp = KMsg("OffsetCommitResponse", req.member_id, req.epoch, UNKNOWN_MEMBER_ID)
+        return replace(w, links=to_consumer(cfg, links, c, b, resp))
+    parts = req.owned or ()
+    refused = commit_refused(cfg, m, req.epoch, parts)
+    resp = KMsg(
+        "OffsetCommitResponse",
+        req.member_id,
+        req.epoch,
+        STALE_MEMBER_EPOCH if refused else OK,
+        owned=refused,
+        full=held_since(m, req.epoch, parts),
+    )
+    return replace(w, links=to_consumer(cfg, links, c, b, resp))
 
 
 # -- timers (enabled by their causes, as docs/MODEL.md "Timeouts" says) ----------------------------------
@@ -411,8 +484,11 @@ def rebalance_timeout(cfg: Config, w: World, b: int, mid: int) -> World | None:
                 and not cons.send_owned
                 and not cons.full
                 and not any(p in cons.owned for p in m.pending)
-                and not any(r.owned is not None or r.full for r in ln.to_broker)
-                and not any(r.assignment is not None or r.error != OK for r in ln.to_consumer)
+                and not any(r.kind == "Heartbeat" and (r.owned is not None or r.full) for r in ln.to_broker)
+                and not any(
+                    r.kind == "HeartbeatResponse" and (r.assignment is not None or r.error != OK)
+                    for r in ln.to_consumer
+                )
                 # a heartbeat lost on the way: the client times out and its next heartbeat is full
                 and not (cons.awaiting and not ln.to_broker and not ln.to_consumer)
             )

@@ -12,7 +12,9 @@ from groupcheck.model.protocols.kip848.state import (
     INVALID_REQUEST,
     LEAVE_EPOCH,
     M_STABLE,
+    OK,
     STABLE,
+    STALE_MEMBER_EPOCH,
     UNKNOWN_MEMBER_ID,
     KConsumer,
     KCoordinator,
@@ -112,6 +114,28 @@ def leave_reaches_member(cfg: Config, w: World) -> bool:
     return True
 
 
+def owner_commit_accepted(cfg: Config, w: World) -> bool:
+    """No OffsetCommit of partitions its member has held since the commit's epoch is refused
+    STALE_MEMBER_EPOCH: a member whose epoch moved on while its commit was on the way is still their
+    owner (KIP-1251; KAFKA-20066)."""
+    return not any(
+        m.kind == "OffsetCommitResponse" and m.error == STALE_MEMBER_EPOCH and m.full
+        for ln in w.links
+        for m in ln.to_consumer
+    )
+
+
+def commit_by_owner(cfg: Config, w: World) -> bool:
+    """No OffsetCommit is accepted for a partition its member has not held since the commit's epoch: a
+    commit from a member that gave the partition away (or got it after the epoch the commit carries)
+    could overwrite its new owner's offsets (KIP-1251's zombie case)."""
+    return not any(
+        m.kind == "OffsetCommitResponse" and m.error == OK and not m.full
+        for ln in w.links
+        for m in ln.to_consumer
+    )
+
+
 def revoking_member_not_fenced(cfg: Config, w: World) -> bool:
     """No rebalance timeout fences a member whose running process has revoked and acknowledged: the
     timeout is for members that cannot revoke in time (KAFKA-16249)."""
@@ -152,6 +176,8 @@ INVARIANTS = {
     "empty-epochs": empty_epochs,
     "join-never-fenced": join_never_fenced,
     "leave-reaches-member": leave_reaches_member,
+    "owner-commit-accepted": owner_commit_accepted,
+    "commit-by-owner": commit_by_owner,
     "revoking-member-not-fenced": revoking_member_not_fenced,
 }
 INVARIANT_NAMES = tuple(INVARIANTS)

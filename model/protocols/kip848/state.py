@@ -29,6 +29,7 @@ FENCED_MEMBER_EPOCH = "FENCED_MEMBER_EPOCH"
 UNKNOWN_MEMBER_ID = "UNKNOWN_MEMBER_ID"
 NOT_COORDINATOR = "NOT_COORDINATOR"
 INVALID_REQUEST = "INVALID_REQUEST"
+STALE_MEMBER_EPOCH = "STALE_MEMBER_EPOCH"  # an OffsetCommit refused by the member-epoch check
 COORDINATOR_LOAD_IN_PROGRESS = "COORDINATOR_LOAD_IN_PROGRESS"
 
 LEAVE_EPOCH = -1
@@ -52,6 +53,9 @@ class KMember(NamedTuple):
     # before KAFKA-16249's fix only: the target epoch it was last reconciled against while revoking (a
     # newer target recomputed it from scratch); 0 otherwise
     target_epoch: int = 0
+    # KIP-1251's assignment epochs: (partition, the target epoch it was granted to this member at) for
+    # every assigned or pending partition; kept only when offset commits are modelled, () otherwise
+    aepochs: tuple[tuple[int, int], ...] = ()
 
 
 Members = tuple[tuple[int, KMember], ...]  # (member id, member) sorted by member id
@@ -80,6 +84,9 @@ class KConsumer(NamedTuple):
     # to its join; until that answer arrives the client's heartbeats carry no member id (``member_id``
     # is then the name the coordinator will give it)
     named: bool = True
+    # offset commits (only when modelled): the epoch of its last OffsetCommit; it commits what it owns
+    # once per member epoch it learns
+    commit_epoch: int = -1
 
 
 @fast_repr

@@ -22,6 +22,16 @@ def _in_group(cfg: Any, c: Any) -> bool:
     return c.status in IN_GROUP and not c.paused
 
 
+def _not_paused(cfg: Any, c: Any) -> bool:
+    """The guard of every response step (one guard: the listing takes the head of each queue)."""
+    return not c.paused
+
+
+def _broker_up(cfg: Any, b: int, br: Any, leader: int | None) -> bool:
+    """The guard of every request step."""
+    return br.up and not br.paused
+
+
 def _coordinating(cfg: Any, b: int, br: Any, leader: int | None) -> bool:
     return br.up and not br.paused and br.role == STEADY and leader == b
 
@@ -100,7 +110,39 @@ _CONSUMER = [
         "receives a ConsumerGroupHeartbeat response",
         fair="connection",
         message="HeartbeatResponse",
-        when=lambda cfg, c: not c.paused,
+        when=_not_paused,
+        reads=RECEIVE,
+        writes=RECEIVE,
+    ),
+    ActionSpec(
+        "Commit",
+        "consumer",
+        "self",
+        client.commit,
+        "send",
+        "commits the offsets of the partitions it owns with its member epoch (when commits are modelled)",
+        request="OffsetCommit",
+        when=lambda cfg, c: (
+            cfg.records_per_partition > 0
+            and bool(c.owned)
+            and not c.paused
+            and not c.stalled
+            and c.coordinator is not None
+            and c.commit_epoch != c.epoch
+        ),
+        reads=parts("consumer link brokers"),
+        writes=CONSUMER_WRITES,
+    ),
+    ActionSpec(
+        "OffsetCommitResponse",
+        "consumer",
+        "responses",
+        client.commit_answer,
+        "internal",
+        "receives an OffsetCommit response",
+        fair="connection",
+        message="OffsetCommitResponse",
+        when=_not_paused,
         reads=RECEIVE,
         writes=RECEIVE,
     ),
@@ -192,9 +234,22 @@ _BROKER = [
         "takes a heartbeat: validates, bumps, assigns, reconciles the member, writes and answers",
         fair="connection",
         message="Heartbeat",
-        when=lambda cfg, b, br, leader: br.up and not br.paused,
+        when=_broker_up,
         reads=BROKER_READS,
         writes=BROKER_WRITES,
+    ),
+    ActionSpec(
+        "HandleOffsetCommit",
+        "broker",
+        "requests",
+        coordinator.handle_offset_commit,
+        "internal",
+        "takes an OffsetCommit: checks the member epoch (per partition since KIP-1251) and answers",
+        fair="connection",
+        message="OffsetCommit",
+        when=_broker_up,
+        reads=BROKER_READS,
+        writes=parts("link"),
     ),
     ActionSpec(
         "LoadGroup",
