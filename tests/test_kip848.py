@@ -5,6 +5,7 @@ replay and renderings."""
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import pytest
 from groupcheck.model.group import GroupModel, walk
@@ -414,3 +415,60 @@ def test_assignment_epochs_follow_grants_only_when_commits_are_modelled() -> Non
     )
     assert grown.aepochs == ((0, 2), (1, 5))  # a granted one gets the target epoch
     assert next_assignment(m, 4, (0,), (0,), (3, 3)).aepochs == ()  # not tracked: no commits
+
+
+def _timing_of_walk(cfg: Config, *steps: tuple[str, str, tuple[int, ...]]) -> Any:
+    from groupcheck.model.timing import DEFAULTS, TraceView, analyse
+
+    model = GroupModel(cfg)
+    w = model.init_states()[0]
+    worlds, acts = [w], [None]
+    for name, actor, args in steps:
+        act = next(a for a in model.actions(w) if (a.name, a.actor, tuple(a.args)) == (name, actor, args))
+        w = model.next_state(w, act)
+        assert w is not None, act
+        worlds.append(w)
+        acts.append(act)
+
+    def rules_of(act: Any) -> Any:
+        spec = model.protocol.spec(act.name, act.actor)
+        return () if spec is None else spec.timing
+
+    return analyse(TraceView(cfg, worlds, acts, model), rules_of, DEFAULTS)
+
+
+def test_kip848_session_expiry_needs_the_session_timeout_of_silence() -> None:
+    """A member paused by a GC pause is fenced by its session timeout no earlier than 45 s - (5 s + 2 *
+    the network bound) into the pause; a pause of at most 10 s cannot outlast that (KIP-848's heartbeat
+    interval is 5 s), while a cut link, which nothing bounds, can."""
+    cfg = Config(consumers=2, brokers=1, topics=(("t0", 2),), protocol="consumer", budget=Budget(gc_pauses=1))
+    paused = _timing_of_walk(
+        cfg,
+        ("GcPause", "C1", (0,)),
+        ("SessionExpired", "B1", (0, 1)),
+        ("GcResume", "C1", (0,)),
+    )
+    assert paused.verdict == "infeasible" and "session-timeout" in paused.rules
+    cut = _timing_of_walk(
+        Config(
+            consumers=2,
+            brokers=1,
+            topics=(("t0", 2),),
+            protocol="consumer",
+            budget=Budget(network_partitions=1),
+        ),
+        ("CutLink", "env", (0, 0)),
+        ("SessionExpired", "B1", (0, 1)),
+    )
+    assert cut.verdict == "feasible" and cut.times[-1] == 45_000 - 5_000 - 2 * 1_000
+
+
+def test_kip848_rebalance_timeout_counts_from_the_revocation_request() -> None:
+    """KAFKA-16185's pre-fix trace: the departed member's session expires 38 s in, and the member that
+    never acknowledges is fenced the rebalance timeout (5 min) after it was told to revoke."""
+    o = check_scenario(
+        ROOT / "specs" / "history" / "kafka-16185-same-partitions-never-acknowledged-pre-fix.toml"
+    )
+    assert o.timing is not None and o.timing.feasible
+    assert {"session-timeout", "rebalance-timeout"} <= set(o.timing.rules)
+    assert o.timing.times is not None and o.timing.times[-1] == 38_000 + 300_000

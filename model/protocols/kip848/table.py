@@ -9,6 +9,7 @@ from typing import Any
 
 from groupcheck.model.actions import ActionSpec, Protocol, WorldHooks, register
 from groupcheck.model.protocols.kip848 import client, coordinator, properties, render
+from groupcheck.model.protocols.kip848 import timing as kt
 from groupcheck.model.protocols.kip848.state import IN_GROUP, RECONCILING
 from groupcheck.model.shared import faults
 from groupcheck.model.shared.state import ABSENT, CATCHUP, GONE, STEADY
@@ -78,6 +79,7 @@ _CONSUMER = [
         request="Heartbeat",
         reads=parts("consumer link brokers"),
         writes=CONSUMER_WRITES,
+        timing=(kt.DELIVERY,),
     ),
     ActionSpec(
         "Reconcile",
@@ -100,6 +102,7 @@ _CONSUMER = [
         when=lambda cfg, c: _in_group(cfg, c) and c.awaiting,
         reads=parts("consumer link brokers"),
         writes=parts("consumer"),
+        timing=(kt.REQUEST_TIMEOUT,),
     ),
     ActionSpec(
         "HeartbeatResponse",
@@ -132,6 +135,7 @@ _CONSUMER = [
         ),
         reads=parts("consumer link brokers"),
         writes=CONSUMER_WRITES,
+        timing=(kt.DELIVERY,),
     ),
     ActionSpec(
         "OffsetCommitResponse",
@@ -183,6 +187,7 @@ _CONSUMER = [
         when=_in_group,
         reads=parts("consumer budget"),
         writes=parts("consumer budget"),
+        timing=(kt.CONSUMER_PAUSE,),
     ),
     ActionSpec(
         "PollStall",
@@ -273,6 +278,7 @@ _BROKER = [
         when=_coordinating,
         reads=BROKER_READS,
         writes=parts("broker log"),
+        timing=(kt.SESSION,),
     ),
     ActionSpec(
         "RebalanceTimeout",
@@ -285,6 +291,7 @@ _BROKER = [
         when=_coordinating,
         reads=BROKER_READS,
         writes=parts("broker log hist"),
+        timing=(kt.REBALANCE,),
     ),
     ActionSpec(
         "GcResume",
@@ -320,6 +327,7 @@ _BROKER = [
         when=lambda cfg, b, br, leader: leader is None and br.up,
         reads=parts("broker leader"),
         writes=LEADERSHIP,
+        timing=(kt.LOAD,),
     ),
     ActionSpec(
         "BrokerRestart",
