@@ -472,3 +472,71 @@ def test_kip848_rebalance_timeout_counts_from_the_revocation_request() -> None:
     assert o.timing is not None and o.timing.feasible
     assert {"session-timeout", "rebalance-timeout"} <= set(o.timing.rules)
     assert o.timing.times is not None and o.timing.times[-1] == 38_000 + 300_000
+
+
+def test_static_member_leaves_with_minus_2_and_its_successor_inherits() -> None:
+    """A static member's close sends epoch -2: it stays with its partitions and no rebalance starts; a new
+    process with its group.instance.id replaces it and is given the same partitions at once, again
+    without a group epoch bump."""
+    from groupcheck.model.protocols.kip848.state import LEAVE_STATIC_EPOCH, STABLE
+
+    cfg = Config(
+        consumers=1,
+        brokers=1,
+        topics=(("t0", 2),),
+        protocol="consumer-static",
+        records_per_partition=0,
+        budget=Budget(consumer_leaves=1, consumer_joins=1),
+    )
+    model = GroupModel(cfg)
+    w0 = model.init_states()[0]
+    assert w0.brokers[0].members[0][1].instance == 0
+    w = walk(model, w0, ("LeaveGroup", "C1", (0,)), ("HandleHeartbeat", "B1", (0, 0)))
+    br = w.brokers[0]
+    ((mid, m),) = br.members
+    assert (mid, m.epoch, m.assigned) == (1, LEAVE_STATIC_EPOCH, (0, 1))
+    assert br.group_epoch == w0.brokers[0].group_epoch and br.pepochs == (-2, -2)
+    w = walk(
+        model,
+        w,
+        ("ConsumerJoin", "C2", (1,)),
+        ("FindCoordinator", "C2", (1,)),
+        ("Heartbeat", "C2", (1,)),
+        ("HandleHeartbeat", "B1", (0, 1)),
+        ("HeartbeatResponse", "C2", (1, 0)),
+        ("Reconcile", "C2", (1,)),
+    )
+    br = w.brokers[0]
+    assert [m for m, _ in br.members] == [2] and br.members[0][1].assigned == (0, 1)
+    assert br.members[0][1].instance == 0 and br.group_epoch == w0.brokers[0].group_epoch
+    assert w.consumers[1].owned == (0, 1) and w.consumers[1].status != STABLE  # acknowledging
+
+
+def test_static_join_while_the_instance_is_held_is_refused() -> None:
+    """UNRELEASED_INSTANCE_ID: a second process of an instance whose member has not left is refused, and
+    the error is fatal: the process stops; the running member is untouched."""
+    from groupcheck.model.protocols.kip848.state import UNRELEASED_INSTANCE_ID
+    from groupcheck.model.shared.state import FENCED
+
+    cfg = Config(
+        consumers=1,
+        brokers=1,
+        topics=(("t0", 2),),
+        protocol="consumer-static",
+        records_per_partition=0,
+        budget=Budget(consumer_joins=1),
+    )
+    model = GroupModel(cfg)
+    w0 = model.init_states()[0]
+    w = walk(
+        model,
+        w0,
+        ("ConsumerJoin", "C2", (1,)),
+        ("FindCoordinator", "C2", (1,)),
+        ("Heartbeat", "C2", (1,)),
+        ("HandleHeartbeat", "B1", (0, 1)),
+    )
+    assert w.links[1].to_consumer[0].error == UNRELEASED_INSTANCE_ID
+    assert w.brokers[0] == w0.brokers[0]
+    w = walk(model, w, ("HeartbeatResponse", "C2", (1, 0)))
+    assert w.consumers[1].status == FENCED

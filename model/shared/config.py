@@ -11,7 +11,7 @@ from dataclasses import dataclass, field, fields
 from groupcheck.model.assignors import ASSIGNOR_NAMES
 from groupcheck.model.shared.state import Budget
 
-PROTOCOLS = ("seed", "eager", "cooperative", "static", "consumer")
+PROTOCOLS = ("seed", "eager", "cooperative", "static", "consumer", "consumer-static")
 # old names of protocols, read as their new names with a note: "classic" was the seed-000 design, which
 # Kafka never shipped, while Kafka's group.protocol=classic is JoinGroup + SyncGroup (eager, cooperative,
 # static here)

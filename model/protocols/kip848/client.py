@@ -14,23 +14,27 @@ from groupcheck.checker.fingerprint import replace
 from groupcheck.model.protocols.kip848.state import (
     ACKNOWLEDGING,
     COORDINATOR_LOAD_IN_PROGRESS,
+    FENCED_INSTANCE_ID,
     FENCED_MEMBER_EPOCH,
     IN_GROUP,
     INVALID_REQUEST,
     JOINING,
     LEAVE_EPOCH,
+    LEAVE_STATIC_EPOCH,
     NOT_COORDINATOR,
     OK,
     RECONCILING,
     STABLE,
+    STATIC_PROTOCOL,
     UNKNOWN_MEMBER_ID,
+    UNRELEASED_INSTANCE_ID,
     KConsumer,
     KHistory,
     KMsg,
 )
 from groupcheck.model.shared.config import Config
 from groupcheck.model.shared.network import clear_consumer_links, link, pop_at_consumer, to_broker
-from groupcheck.model.shared.state import ABSENT, DOWN, GONE, LEFT, World, tset
+from groupcheck.model.shared.state import ABSENT, DOWN, FENCED, GONE, LEFT, World, tset
 
 
 def _set(w: World, c: int, cons: KConsumer, **more: object) -> World:
@@ -116,6 +120,9 @@ def receive(cfg: Config, w: World, c: int, b: int) -> World | None:
         return replace(w, links=links)
     if msg.error in (FENCED_MEMBER_EPOCH, UNKNOWN_MEMBER_ID):
         return _set(w, c, _rejoin(cons), links=links)
+    if msg.error in (UNRELEASED_INSTANCE_ID, FENCED_INSTANCE_ID):
+        # fatal (kafka-clients: FATAL): the application's poll() throws and the process stops
+        return _set(w, c, KConsumer(FENCED, member_id=cons.member_id), links=links)
     if msg.error == INVALID_REQUEST:  # fatal in Kafka; only a leave without a member id gets it here
         raise AssertionError(f"consumer {c} in the group answered {msg}")
     if msg.error == NOT_COORDINATOR:
@@ -171,7 +178,9 @@ def leave(cfg: Config, w: World, c: int) -> World | None:
     links = w2.links
     if cons.coordinator is not None:
         # before KIP-1082 a client whose join was not answered yet had no member id to leave with
-        msg = KMsg("Heartbeat", cons.member_id if cons.named else None, LEAVE_EPOCH)
+        # a static member leaves for a while (epoch -2) and keeps its assignment (close() by default)
+        epoch = LEAVE_STATIC_EPOCH if cfg.protocol == STATIC_PROTOCOL else LEAVE_EPOCH
+        msg = KMsg("Heartbeat", cons.member_id if cons.named else None, epoch)
         links = to_broker(cfg, w2, c, cons.coordinator, msg)
     return _set(w2, c, KConsumer(LEFT, member_id=cons.member_id), links=links)
 

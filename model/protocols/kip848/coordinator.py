@@ -13,11 +13,13 @@ from groupcheck.checker.fingerprint import replace
 from groupcheck.model.assignors import ASSIGNORS
 from groupcheck.model.protocols.kip848.state import (
     COORDINATOR_LOAD_IN_PROGRESS,
+    FENCED_INSTANCE_ID,
     FENCED_MEMBER_EPOCH,
     FREE,
     INVALID_REQUEST,
     JOINING,
     LEAVE_EPOCH,
+    LEAVE_STATIC_EPOCH,
     M_STABLE,
     M_UNRELEASED,
     M_UNREVOKED,
@@ -25,7 +27,9 @@ from groupcheck.model.protocols.kip848.state import (
     OK,
     STABLE,
     STALE_MEMBER_EPOCH,
+    STATIC_PROTOCOL,
     UNKNOWN_MEMBER_ID,
+    UNRELEASED_INSTANCE_ID,
     KConsumer,
     KCoordinator,
     KLog,
@@ -70,13 +74,15 @@ def next_assignment(
     grant = tuple(p for p in wanted if pepochs[p] == FREE or p in m.pending)
     unreleased = len(grant) != len(wanted)
     if revoke and owns_any(owned, revoke):
-        return KMember(m.epoch, m.epoch, M_UNREVOKED, keep, revoke, aepochs=m.aepochs)
+        return KMember(m.epoch, m.epoch, M_UNREVOKED, keep, revoke, aepochs=m.aepochs, instance=m.instance)
     state = M_UNRELEASED if unreleased else M_STABLE
     aepochs: tuple[tuple[int, int], ...] = ()
     if track:
         had = dict(m.aepochs)
         aepochs = tuple(sorted([(p, had[p]) for p in keep] + [(p, target_epoch) for p in grant]))
-    return KMember(target_epoch, m.epoch, state, tuple(sorted(keep + grant)), (), aepochs=aepochs)
+    return KMember(
+        target_epoch, m.epoch, state, tuple(sorted(keep + grant)), (), aepochs=aepochs, instance=m.instance
+    )
 
 
 def reconcile(
@@ -93,7 +99,14 @@ def reconcile(
     against every new target, from all it held (assigned and pending) and without reading the request's
     owned partitions (an acknowledgement arriving with a new target was lost)."""
     if not blocking and m.state == M_UNREVOKED and m.target_epoch != target_epoch:
-        held = KMember(m.epoch, m.prev, M_STABLE, tuple(sorted((*m.assigned, *m.pending))), aepochs=m.aepochs)
+        held = KMember(
+            m.epoch,
+            m.prev,
+            M_STABLE,
+            tuple(sorted((*m.assigned, *m.pending))),
+            aepochs=m.aepochs,
+            instance=m.instance,
+        )
         new = next_assignment(held, target_epoch, target, None, pepochs, track)
         return new._replace(target_epoch=target_epoch) if new.state == M_UNREVOKED else new
     if m.state == M_STABLE:
@@ -262,6 +275,55 @@ def fence(cfg: Config, br: KCoordinator, mid: int) -> KCoordinator:
     )
 
 
+def instance_holder(members: Members, inst: int) -> tuple[int, KMember] | None:
+    for m, rec in members:
+        if rec.instance == inst:
+            return m, rec
+    return None
+
+
+def static_member(
+    cfg: Config, br: KCoordinator, inst: int, mid: int | None, epoch: int
+) -> tuple[str | None, KCoordinator]:
+    """A static member's heartbeat (GroupMetadataManager: getOrMaybeSubscribeStaticConsumerGroupMember,
+    consumerGroupStaticMemberGroupLeave): the error it gets, if any, and the group after what it did.
+
+    Epoch -2: the holder of the instance id, if it is this member, stays with epoch -2, its pending
+    revocations dropped, its assigned partitions kept (their assignment epochs reset to 0; their
+    partition epochs become -2, still held): no group epoch bump, no timer touched. Epoch 0 while another
+    member holds the instance id: UNRELEASED_INSTANCE_ID unless that member is at -2 (the check compares
+    no member ids); at -2 it is replaced by this member id, which takes its records and target at epoch
+    0 (no group epoch bump). Another epoch: the instance id must be held (UNKNOWN_MEMBER_ID) by this
+    member (FENCED_INSTANCE_ID)."""
+    held = instance_holder(br.members, inst)
+    if epoch == 0:
+        if held is None:
+            return None, br
+        if held[1].epoch != LEAVE_STATIC_EPOCH:
+            return UNRELEASED_INSTANCE_ID, br
+        if held[0] == mid:
+            return None, br
+        old_mid, old = held
+        copy = old._replace(epoch=0, prev=0)
+        pepochs = update_pepochs(br.pepochs, old, None, True)
+        pepochs = update_pepochs(pepochs, None, copy, True)
+        members = with_member(with_member(br.members, old_mid, None), mid, copy)  # type: ignore[arg-type]
+        target = tuple(sorted((mid if m == old_mid else m, p) for m, p in br.target))  # type: ignore[misc]
+        return None, settle(replace(br, members=members, pepochs=pepochs, target=target))
+    if held is None:
+        return UNKNOWN_MEMBER_ID, br
+    if held[0] != mid:
+        return FENCED_INSTANCE_ID, br
+    if epoch != LEAVE_STATIC_EPOCH:
+        return None, br
+    old = held[1]
+    aepochs = tuple((p, 0) for p in old.assigned) if old.aepochs else ()
+    gone = old._replace(epoch=LEAVE_STATIC_EPOCH, pending=(), aepochs=aepochs)
+    pepochs = update_pepochs(br.pepochs, old, gone, True)
+    members = with_member(br.members, held[0], gone)
+    return None, settle(replace(br, members=members, pepochs=pepochs))
+
+
 def rejoin_refused(cfg: Config, m: KMember) -> bool:
     """A heartbeat with epoch 0 from member ``m`` is fenced: never since KAFKA-19233's fix; before it,
     epoch 0 was checked like any other epoch, accepted below the member's only as its previous one."""
@@ -303,6 +365,13 @@ def handle_heartbeat(cfg: Config, w: World, b: int, c: int) -> World | None:
         # the coordinator names the joining member (a random UUID in Kafka; here the name its
         # process was set to learn, see client.start)
         mid = w.consumers[c].member_id
+    inst = cfg.instance_of(c) if cfg.protocol == STATIC_PROTOCOL else None
+    if inst is not None:
+        error, br = static_member(cfg, br, inst, mid, req.epoch)
+        if error is not None:
+            return _answer(cfg, w, b, c, links, br, KMsg("HeartbeatResponse", mid, req.epoch, error))
+        if req.epoch == LEAVE_STATIC_EPOCH:
+            return _answer(cfg, w, b, c, links, br, KMsg("HeartbeatResponse", mid, LEAVE_STATIC_EPOCH))
     old = member_of(br.members, mid)
     if req.epoch == LEAVE_EPOCH:
         if old is None:
@@ -318,7 +387,7 @@ def handle_heartbeat(cfg: Config, w: World, b: int, c: int) -> World | None:
             return _answer(
                 cfg, w, b, c, links, br, KMsg("HeartbeatResponse", mid, req.epoch, UNKNOWN_MEMBER_ID)
             )
-        member = KMember(0, 0)
+        member = KMember(0, 0, instance=inst)
         group_epoch += 1  # a new member subscribes: the group epoch moves
     else:
         member = old
@@ -471,7 +540,8 @@ def rebalance_timeout(cfg: Config, w: World, b: int, mid: int) -> World | None:
     if not serving(w, b) or w.brokers[b].paused:
         return None
     m = member_of(w.brokers[b].members, mid)
-    if m is None or m.state != M_UNREVOKED:
+    # a static member at -2 has left its epoch: the timer, armed at that epoch, does nothing
+    if m is None or m.state != M_UNREVOKED or m.epoch < 0:
         return None
     c = consumer_of(w, mid)
     healthy = False

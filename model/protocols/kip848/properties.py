@@ -136,6 +136,16 @@ def commit_by_owner(cfg: Config, w: World) -> bool:
     )
 
 
+def instance_unique(cfg: Config, w: World) -> bool:
+    """On the serving coordinator no two members hold the same group.instance.id (static membership: a
+    new process replaces the member of its instance, never joins beside it)."""
+    br = coordinator(w)
+    if br is None:
+        return True
+    held = [m.instance for _, m in br.members if m.instance is not None]
+    return len(held) == len(set(held))
+
+
 def revoking_member_not_fenced(cfg: Config, w: World) -> bool:
     """No rebalance timeout fences a member whose running process has revoked and acknowledged: the
     timeout is for members that cannot revoke in time (KAFKA-16249)."""
@@ -178,6 +188,7 @@ INVARIANTS = {
     "leave-reaches-member": leave_reaches_member,
     "owner-commit-accepted": owner_commit_accepted,
     "commit-by-owner": commit_by_owner,
+    "instance-unique": instance_unique,
     "revoking-member-not-fenced": revoking_member_not_fenced,
 }
 INVARIANT_NAMES = tuple(INVARIANTS)

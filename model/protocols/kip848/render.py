@@ -19,6 +19,7 @@ from groupcheck.model.protocols.kip848.state import (
     M_STABLE,
     OK,
     STABLE,
+    STATIC_PROTOCOL,
     KConsumer,
     KCoordinator,
     KHistory,
@@ -50,8 +51,19 @@ def initial_world(cfg: Config) -> World:
         stub = World((), (), 0, None, (), sizes, cfg.budget, None)  # type: ignore[arg-type]
         target = compute_target(cfg, stub, tuple((m, KMember(e, 0)) for m in ids))
         track = commits_modelled(cfg)  # KIP-1251's assignment epochs: granted at epoch e
+        static = cfg.protocol == STATIC_PROTOCOL  # member m is process m - 1's, with its instance id
         members = tuple(
-            (m, KMember(e, 0, M_STABLE, parts, aepochs=tuple((p, e) for p in parts) if track else ()))
+            (
+                m,
+                KMember(
+                    e,
+                    0,
+                    M_STABLE,
+                    parts,
+                    aepochs=tuple((p, e) for p in parts) if track else (),
+                    instance=cfg.instance_of(m - 1) if static else None,
+                ),
+            )
             for m, parts in target
         )
         pe = list(nobody)

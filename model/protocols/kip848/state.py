@@ -33,6 +33,10 @@ STALE_MEMBER_EPOCH = "STALE_MEMBER_EPOCH"  # an OffsetCommit refused by the memb
 COORDINATOR_LOAD_IN_PROGRESS = "COORDINATOR_LOAD_IN_PROGRESS"
 
 LEAVE_EPOCH = -1
+LEAVE_STATIC_EPOCH = -2  # a static member leaving for a while: it keeps its assignment
+UNRELEASED_INSTANCE_ID = "UNRELEASED_INSTANCE_ID"
+FENCED_INSTANCE_ID = "FENCED_INSTANCE_ID"
+STATIC_PROTOCOL = "consumer-static"  # KIP-848 with a group.instance.id on every consumer
 FREE = -1  # a partition epoch: no member holds the partition
 
 Target = tuple[tuple[int, tuple[int, ...]], ...]  # (member id, partitions) sorted by member id
@@ -56,6 +60,8 @@ class KMember(NamedTuple):
     # KIP-1251's assignment epochs: (partition, the target epoch it was granted to this member at) for
     # every assigned or pending partition; kept only when offset commits are modelled, () otherwise
     aepochs: tuple[tuple[int, int], ...] = ()
+    # a static member's group.instance.id (protocol "consumer-static"), None for a dynamic member
+    instance: int | None = None
 
 
 Members = tuple[tuple[int, KMember], ...]  # (member id, member) sorted by member id

@@ -5,6 +5,7 @@ The order is the listing order within each actor; guards are necessary condition
 
 from __future__ import annotations
 
+import dataclasses
 from typing import Any
 
 from groupcheck.model.actions import ActionSpec, Protocol, WorldHooks, register
@@ -391,5 +392,19 @@ CONSUMER = register(
         (*_CONSUMER, *_BROKER, *_ENV),
         phases=render.PHASES,
         hooks=HOOKS,
+    )
+)
+
+# KIP-848 with a group.instance.id on every consumer (static membership): the same actions, whose
+# handlers read the scenario's protocol; instance ids follow process indices (Config.instance_of), so
+# consumers are not interchangeable and consumer symmetry is off
+CONSUMER_STATIC = register(
+    Protocol(
+        "consumer-static",
+        "KIP-848 with static members: a leave with epoch -2 keeps the assignment, a process with the same "
+        "group.instance.id replaces the member and inherits it",
+        (*_CONSUMER, *_BROKER, *_ENV),
+        phases=render.PHASES,
+        hooks=dataclasses.replace(HOOKS, consumer_symmetry=False),
     )
 )
