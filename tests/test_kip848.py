@@ -570,3 +570,39 @@ def test_static_join_while_the_instance_is_held_is_refused() -> None:
     assert w.brokers[0] == w0.brokers[0]
     w = walk(model, w, ("HeartbeatResponse", "C2", (1, 0)))
     assert w.consumers[1].status == FENCED
+
+
+def test_static_member_rejoining_with_its_own_id() -> None:
+    """A static consumer whose join's answer is lost joins again with the same member id: Kafka 4.3.1
+    refuses it UNRELEASED_INSTANCE_ID (it is the instance's member itself); with PR #23542's fix it
+    rejoins in place and is answered its assignment."""
+    from dataclasses import replace as dc_replace
+
+    from groupcheck.model.protocols.kip848.state import UNRELEASED_INSTANCE_ID
+
+    fixed = Config(
+        consumers=1,
+        brokers=1,
+        topics=(("t0", 1),),
+        protocol="consumer-static",
+        records_per_partition=0,
+        start="empty",
+        budget=Budget(network_partitions=1),
+    )
+    steps = (
+        ("FindCoordinator", "C1", (0,)),
+        ("Heartbeat", "C1", (0,)),
+        ("HandleHeartbeat", "B1", (0, 0)),
+        ("CutLink", "env", (0, 0)),
+        ("RequestTimeout", "C1", (0,)),
+        ("HealLink", "env", (0, 0)),
+        ("FindCoordinator", "C1", (0,)),
+        ("Heartbeat", "C1", (0,)),
+        ("HandleHeartbeat", "B1", (0, 0)),
+    )
+    model = GroupModel(fixed)
+    answer = walk(model, model.init_states()[0], *steps).links[0].to_consumer[-1]
+    assert answer.error == "none" and answer.assignment == (0,)
+    pre = GroupModel(dc_replace(fixed, switches=dc_replace(fixed.switches, static_rejoin_in_place=False)))
+    answer = walk(pre, pre.init_states()[0], *steps).links[0].to_consumer[-1]
+    assert answer.error == UNRELEASED_INSTANCE_ID

@@ -69,6 +69,9 @@ class Switches:
     # an OffsetCommit below the member epoch is checked per partition against the epoch the partition was
     # granted at (KIP-1251, Kafka 4.3; KAFKA-20066), not refused for not matching the member epoch
     commit_assignment_epochs: bool = True
+    # static members: a join (epoch 0) with the member id that holds the instance id is that member
+    # rejoining, handled in place, not UNRELEASED_INSTANCE_ID (apache/kafka PR #23542, open; 4.3.1 refuses)
+    static_rejoin_in_place: bool = True
 
 
 SWITCH_NAMES: tuple[str, ...] = tuple(f.name for f in fields(Switches))

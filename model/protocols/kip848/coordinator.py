@@ -291,14 +291,18 @@ def static_member(
     Epoch -2: the holder of the instance id, if it is this member, stays with epoch -2, its pending
     revocations dropped, its assigned partitions kept (their assignment epochs reset to 0; their
     partition epochs become -2, still held): no group epoch bump, no timer touched. Epoch 0 while another
-    member holds the instance id: UNRELEASED_INSTANCE_ID unless that member is at -2 (the check compares
-    no member ids); at -2 it is replaced by this member id, which takes its records and target at epoch
-    0 (no group epoch bump). Another epoch: the instance id must be held (UNKNOWN_MEMBER_ID) by this
-    member (FENCED_INSTANCE_ID)."""
+    member holds the instance id: UNRELEASED_INSTANCE_ID unless that member is at -2; at -2 it is replaced
+    by this member id, which takes its records and target at epoch 0 (no group epoch bump). Kafka 4.3.1
+    compares no member ids there, so a member rejoining with its own id (its join's answer lost, or
+    after FENCED_MEMBER_EPOCH) is refused too; with ``static_rejoin_in_place`` (apache/kafka PR #23542)
+    it rejoins in place like a dynamic member. Another epoch: the instance id must be held
+    (UNKNOWN_MEMBER_ID) by this member (FENCED_INSTANCE_ID)."""
     held = instance_holder(br.members, inst)
     if epoch == 0:
         if held is None:
             return None, br
+        if held[0] == mid and cfg.switches.static_rejoin_in_place:
+            return None, br  # its own member rejoins, like a dynamic one (PR #23542)
         if held[1].epoch != LEAVE_STATIC_EPOCH:
             return UNRELEASED_INSTANCE_ID, br
         if held[0] == mid:

@@ -16,6 +16,7 @@ from groupcheck.model.protocols.kip848.state import (
     STABLE,
     STALE_MEMBER_EPOCH,
     UNKNOWN_MEMBER_ID,
+    UNRELEASED_INSTANCE_ID,
     KConsumer,
     KCoordinator,
 )
@@ -146,6 +147,19 @@ def instance_unique(cfg: Config, w: World) -> bool:
     return len(held) == len(set(held))
 
 
+def static_rejoin_not_refused(cfg: Config, w: World) -> bool:
+    """No join is answered UNRELEASED_INSTANCE_ID for a member id that is itself the holder of the
+    instance id: a static member whose join's answer was lost, or that was fenced, may rejoin (as a
+    dynamic member may; apache/kafka PR #23542)."""
+    br = coordinator(w)
+    if br is None:
+        return True
+    ids = {m for m, _ in br.members}
+    return not any(
+        m.error == UNRELEASED_INSTANCE_ID and m.member_id in ids for ln in w.links for m in ln.to_consumer
+    )
+
+
 def revoking_member_not_fenced(cfg: Config, w: World) -> bool:
     """No rebalance timeout fences a member whose running process has revoked and acknowledged: the
     timeout is for members that cannot revoke in time (KAFKA-16249)."""
@@ -189,6 +203,7 @@ INVARIANTS = {
     "owner-commit-accepted": owner_commit_accepted,
     "commit-by-owner": commit_by_owner,
     "instance-unique": instance_unique,
+    "static-rejoin-not-refused": static_rejoin_not_refused,
     "revoking-member-not-fenced": revoking_member_not_fenced,
 }
 INVARIANT_NAMES = tuple(INVARIANTS)
