@@ -606,3 +606,52 @@ def test_static_member_rejoining_with_its_own_id() -> None:
     pre = GroupModel(dc_replace(fixed, switches=dc_replace(fixed.switches, static_rejoin_in_place=False)))
     answer = walk(pre, pre.init_states()[0], *steps).links[0].to_consumer[-1]
     assert answer.error == UNRELEASED_INSTANCE_ID
+
+
+COMMITS = {"Commit", "HandleOffsetCommit", "OffsetCommitResponse"}
+
+
+@pytest.mark.parametrize(
+    ("name", "steps"),
+    [
+        ("history/kafka-20066-owner-commit-refused-fix", COMMITS),
+        ("consumer/commit-view-overlap", COMMITS | {"CutLink", "RequestTimeout", "SessionExpired"}),
+        ("consumer/static-restart", {"LeaveGroup", "ConsumerJoin", "SessionExpired"}),
+        ("history/kafka-17116-leave-without-member-id-pre-fix", {"LeaveGroup", "ConsumerJoin"}),
+    ],
+)
+def test_every_kip848_handler_call_stays_within_its_declared_writes(name: str, steps: set[str]) -> None:
+    """tests/test_plugins.py's footprint check, on KIP-848 searches that take its commit, static and
+    pre-KIP-1082 steps: each enabled step changes only parts its spec declares it writes."""
+    from collections import deque
+
+    from groupcheck.model.shared.choice import Plan, Unplanned
+    from test_plugins import _COVERS, _touched
+
+    model = GroupModel(load_scenario(ROOT / "specs" / f"{name}.toml").config)
+    queue = deque(model.init_states())
+    seen = {model.fingerprint(w) for w in queue}
+    taken: set[str] = set()
+    while queue and len(seen) < 2_000:
+        w = queue.popleft()
+        for act in model.actions(w):
+            spec = model.protocol.spec(act.name, act.actor)
+            assert spec is not None, act
+            try:
+                raw = model._run(w, act.name, act.actor, act.args[: spec.arity], Plan(w, ()))
+            except Unplanned:
+                continue
+            if raw is None:
+                continue
+            taken.add(act.name)
+            declared = set(spec.writes)
+            for plural, singular in _COVERS.items():
+                if plural in declared:
+                    declared |= singular
+            extra = _touched(w, raw, spec, act.args, model.cfg.brokers) - declared
+            assert not extra, f"{name}: {act} writes {sorted(extra)}, declared {sorted(spec.writes)}"
+            nxt = model.next_state(w, act)
+            if nxt is not None and model.fingerprint(nxt) not in seen:
+                seen.add(model.fingerprint(nxt))
+                queue.append(nxt)
+    assert steps <= taken, steps - taken
