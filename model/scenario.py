@@ -497,7 +497,7 @@ def _scenario_from_data(data: Any, source: str, *, simulation: bool = False) -> 
             '"static" here',
         )
     default_assignor = "cooperative-sticky" if protocol == "cooperative" else "range"
-    if protocol == "consumer":
+    if protocol in ("consumer", "consumer-static"):
         # KIP-848's assignors run on the coordinator (group.consumer.assignors: uniform first)
         assignor = _choice(data, "assignor", SERVER_ASSIGNORS, "uniform", source)
     else:

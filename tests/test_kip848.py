@@ -5,6 +5,7 @@ replay and renderings."""
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import pytest
 from groupcheck.model.group import GroupModel, walk
@@ -92,7 +93,15 @@ def test_partition_epochs_replaced_and_the_kafka_16147_bookkeeping() -> None:
 
 # -- stories, step by step ----------------------------------------------------------------------------
 def _cfg(**faults: int) -> Config:
-    return Config(consumers=1, brokers=1, topics=(("t0", 2),), protocol="consumer", budget=Budget(**faults))
+    """A group of one on two partitions, without offset commits (records_per_partition 0)."""
+    return Config(
+        consumers=1,
+        brokers=1,
+        topics=(("t0", 2),),
+        protocol="consumer",
+        records_per_partition=0,
+        budget=Budget(**faults),
+    )
 
 
 def test_a_join_revokes_then_releases() -> None:
@@ -314,3 +323,335 @@ def test_uniform_assignor_exhaustively_on_small_groups() -> None:
                 for m in ids:
                     had = dict(old)[m]
                     assert len(set(had) & set(got[m])) >= min(len(had), base), (m, old, got)
+
+
+def test_kafka_17116_a_leave_before_the_join_answer() -> None:
+    """A consumer that leaves while its join is in flight: with client-generated member ids (KIP-1082)
+    the leave fences the member the join made; before, the leave carried no member id, was refused
+    INVALID_REQUEST, and the member stayed in the group."""
+    from dataclasses import replace as dc_replace
+
+    from groupcheck.model.protocols.kip848.properties import leave_reaches_member
+    from groupcheck.model.protocols.kip848.state import INVALID_REQUEST
+
+    base = Config(
+        consumers=1,
+        brokers=1,
+        topics=(("t0", 2),),
+        protocol="consumer",
+        budget=Budget(consumer_joins=1, consumer_leaves=1),
+    )
+    steps = (
+        ("ConsumerJoin", "C2", (1,)),
+        ("FindCoordinator", "C2", (1,)),
+        ("Heartbeat", "C2", (1,)),
+        ("LeaveGroup", "C2", (1,)),
+        ("HandleHeartbeat", "B1", (0, 1)),
+        ("HandleHeartbeat", "B1", (0, 1)),
+    )
+    fixed = GroupModel(base)
+    w = walk(fixed, fixed.init_states()[0], *steps)
+    assert [m for m, _ in w.brokers[0].members] == [1]  # the join's member, then fenced by the leave
+    assert leave_reaches_member(base, w)
+    pre_cfg = dc_replace(base, switches=dc_replace(base.switches, client_generated_member_id=False))
+    pre = GroupModel(pre_cfg)
+    w = walk(pre, pre.init_states()[0], *steps[:3])
+    assert w.links[1].to_broker[0].member_id is None  # the join names no member
+    w = walk(pre, w, *steps[3:])
+    assert [m for m, _ in w.brokers[0].members] == [1, 2]  # the coordinator named it m2; it stays
+    assert w.links[1].to_consumer[-1].error == INVALID_REQUEST
+    assert not leave_reaches_member(pre_cfg, w)
+
+
+def test_kafka_15890_owned_partitions_in_every_heartbeat() -> None:
+    """A stable member heartbeats: the fixed client sends no owned partitions and stays STABLE; the
+    client before the fix sends them every time, gets its assignment back and is RECONCILING with
+    nothing to reconcile, again after every heartbeat."""
+    from dataclasses import replace as dc_replace
+
+    from groupcheck.model.protocols.kip848.state import RECONCILING, STABLE
+
+    base = Config(consumers=1, brokers=1, topics=(("t0", 1),), protocol="consumer")
+    round_trip = (
+        ("Heartbeat", "C1", (0,)),
+        ("HandleHeartbeat", "B1", (0, 0)),
+        ("HeartbeatResponse", "C1", (0, 0)),
+    )
+    fixed = GroupModel(base)
+    w = walk(fixed, fixed.init_states()[0], round_trip[0])
+    assert w.links[0].to_broker[0].owned is None
+    w = walk(fixed, w, *round_trip[1:])
+    assert w.consumers[0].status == STABLE
+    pre = GroupModel(
+        dc_replace(base, switches=dc_replace(base.switches, client_sends_changed_fields_only=False))
+    )
+    w = pre.init_states()[0]
+    for _ in range(2):
+        w = walk(pre, w, round_trip[0])
+        assert w.links[0].to_broker[0].owned == (0,) and w.links[0].to_broker[0].full
+        w = walk(pre, w, *round_trip[1:])
+        assert w.consumers[0].status == RECONCILING and w.consumers[0].owned == (0,)
+        assert not [a for a in pre.actions(w) if a.name == "Reconcile" and pre.next_state(w, a) is not None]
+
+
+def test_kafka_20066_commit_checked_per_partition_since_kip_1251() -> None:
+    """validateOffsetCommit: at the member's epoch every partition is accepted, above it none; below it,
+    before Kafka 4.3 none, since KIP-1251 those the member has held since the commit's epoch."""
+    from dataclasses import replace as dc_replace
+
+    from groupcheck.model.protocols.kip848.coordinator import commit_refused, held_since
+
+    cfg = _cfg()
+    pre = dc_replace(cfg, switches=dc_replace(cfg.switches, commit_assignment_epochs=False))
+    # epoch 4, t0-0 granted at 3, t0-1 (pending revocation) granted at 4
+    m = KMember(4, 3, M_UNREVOKED, (0,), (1,), aepochs=((0, 3), (1, 4)))
+    assert commit_refused(cfg, m, 4, (0, 1)) == () == commit_refused(pre, m, 4, (0, 1))
+    assert commit_refused(cfg, m, 5, (0,)) == (0,) == commit_refused(pre, m, 5, (0,))
+    assert commit_refused(cfg, m, 3, (0, 1)) == (1,)  # t0-1 was granted after epoch 3
+    assert commit_refused(pre, m, 3, (0,)) == (0,)  # the owner's commit, refused before 4.3
+    assert held_since(m, 3, (0,)) and not held_since(m, 3, (1,)) and not held_since(m, 5, (0,))
+
+
+def test_assignment_epochs_follow_grants_only_when_commits_are_modelled() -> None:
+    m = KMember(3, 2, M_STABLE, (0, 1), aepochs=((0, 2), (1, 3)))
+    revoking = next_assignment(m, 4, (0,), None, (3, 3), track=True)
+    assert revoking.aepochs == m.aepochs  # pending partitions keep theirs
+    done = next_assignment(revoking, 4, (0,), (0,), (3, 3), track=True)
+    assert done.aepochs == ((0, 2),)  # a kept partition keeps the epoch it was granted at
+    grown = next_assignment(
+        KMember(4, 3, M_STABLE, (0,), aepochs=((0, 2),)), 5, (0, 1), (0,), (4, FREE), True
+    )
+    assert grown.aepochs == ((0, 2), (1, 5))  # a granted one gets the target epoch
+    assert next_assignment(m, 4, (0,), (0,), (3, 3)).aepochs == ()  # not tracked: no commits
+
+
+def _timing_of_walk(cfg: Config, *steps: tuple[str, str, tuple[int, ...]]) -> Any:
+    from groupcheck.model.timing import DEFAULTS, TraceView, analyse
+
+    model = GroupModel(cfg)
+    w = model.init_states()[0]
+    worlds, acts = [w], [None]
+    for name, actor, args in steps:
+        act = next(a for a in model.actions(w) if (a.name, a.actor, tuple(a.args)) == (name, actor, args))
+        w = model.next_state(w, act)
+        assert w is not None, act
+        worlds.append(w)
+        acts.append(act)
+
+    def rules_of(act: Any) -> Any:
+        spec = model.protocol.spec(act.name, act.actor)
+        return () if spec is None else spec.timing
+
+    return analyse(TraceView(cfg, worlds, acts, model), rules_of, DEFAULTS)
+
+
+def test_kip848_session_expiry_needs_the_session_timeout_of_silence() -> None:
+    """A member paused by a GC pause is fenced by its session timeout no earlier than 45 s - (5 s + 2 *
+    the network bound) into the pause; a pause of at most 10 s cannot outlast that (KIP-848's heartbeat
+    interval is 5 s), while a cut link, which nothing bounds, can."""
+    cfg = Config(consumers=2, brokers=1, topics=(("t0", 2),), protocol="consumer", budget=Budget(gc_pauses=1))
+    paused = _timing_of_walk(
+        cfg,
+        ("GcPause", "C1", (0,)),
+        ("SessionExpired", "B1", (0, 1)),
+        ("GcResume", "C1", (0,)),
+    )
+    assert paused.verdict == "infeasible" and "session-timeout" in paused.rules
+    cut = _timing_of_walk(
+        Config(
+            consumers=2,
+            brokers=1,
+            topics=(("t0", 2),),
+            protocol="consumer",
+            budget=Budget(network_partitions=1),
+        ),
+        ("CutLink", "env", (0, 0)),
+        ("SessionExpired", "B1", (0, 1)),
+    )
+    assert cut.verdict == "feasible" and cut.times[-1] == 45_000 - 5_000 - 2 * 1_000
+
+
+def test_kip848_rebalance_timeout_counts_from_the_revocation_request() -> None:
+    """KAFKA-16185's pre-fix violation, in the order that leaves no request waiting: the departed
+    member's session expires 38 s in (45 s - 5 s - 2 network delays), and the member that never
+    acknowledges is fenced the rebalance timeout (5 min) after it was told to revoke, at 338 s. (The
+    search's own shortest trace keeps a heartbeat waiting while the session expires: infeasible, as
+    README's timing table says.)"""
+    from groupcheck.model.protocols.kip848.properties import revoking_member_not_fenced
+
+    sc = load_scenario(
+        ROOT / "specs" / "history" / "kafka-16185-same-partitions-never-acknowledged-pre-fix.toml"
+    )
+    steps = (
+        ("LeaveGroup", "C2", (1,)),
+        ("SessionExpired", "B1", (0, 2)),
+        ("Heartbeat", "C1", (0,)),
+        ("HandleHeartbeat", "B1", (0, 0)),
+        ("HeartbeatResponse", "C1", (0, 0)),
+        ("Heartbeat", "C1", (0,)),
+        ("ConsumerJoin", "C3", (2,)),
+        ("FindCoordinator", "C3", (2,)),
+        ("Heartbeat", "C3", (2,)),
+        ("HandleHeartbeat", "B1", (0, 2)),
+        ("HandleHeartbeat", "B1", (0, 0)),
+        ("HeartbeatResponse", "C1", (0, 0)),
+        ("RebalanceTimeout", "B1", (0, 1)),
+    )
+    model = GroupModel(sc.config)
+    assert not revoking_member_not_fenced(sc.config, walk(model, model.init_states()[0], *steps))
+    timing = _timing_of_walk(sc.config, *steps)
+    assert timing.feasible and {"session-timeout", "rebalance-timeout"} <= set(timing.rules)
+    assert timing.times is not None and timing.times[-1] == 38_000 + 300_000
+
+
+def test_static_member_leaves_with_minus_2_and_its_successor_inherits() -> None:
+    """A static member's close sends epoch -2: it stays with its partitions and no rebalance starts; a new
+    process with its group.instance.id replaces it and is given the same partitions at once, again
+    without a group epoch bump."""
+    from groupcheck.model.protocols.kip848.state import LEAVE_STATIC_EPOCH, STABLE
+
+    cfg = Config(
+        consumers=1,
+        brokers=1,
+        topics=(("t0", 2),),
+        protocol="consumer-static",
+        records_per_partition=0,
+        budget=Budget(consumer_leaves=1, consumer_joins=1),
+    )
+    model = GroupModel(cfg)
+    w0 = model.init_states()[0]
+    assert w0.brokers[0].members[0][1].instance == 0
+    w = walk(model, w0, ("LeaveGroup", "C1", (0,)), ("HandleHeartbeat", "B1", (0, 0)))
+    br = w.brokers[0]
+    ((mid, m),) = br.members
+    assert (mid, m.epoch, m.assigned) == (1, LEAVE_STATIC_EPOCH, (0, 1))
+    assert br.group_epoch == w0.brokers[0].group_epoch and br.pepochs == (-2, -2)
+    w = walk(
+        model,
+        w,
+        ("ConsumerJoin", "C2", (1,)),
+        ("FindCoordinator", "C2", (1,)),
+        ("Heartbeat", "C2", (1,)),
+        ("HandleHeartbeat", "B1", (0, 1)),
+        ("HeartbeatResponse", "C2", (1, 0)),
+        ("Reconcile", "C2", (1,)),
+    )
+    br = w.brokers[0]
+    assert [m for m, _ in br.members] == [2] and br.members[0][1].assigned == (0, 1)
+    assert br.members[0][1].instance == 0 and br.group_epoch == w0.brokers[0].group_epoch
+    assert w.consumers[1].owned == (0, 1) and w.consumers[1].status != STABLE  # acknowledging
+
+
+def test_static_join_while_the_instance_is_held_is_refused() -> None:
+    """UNRELEASED_INSTANCE_ID: a second process of an instance whose member has not left is refused, and
+    the error is fatal: the process stops; the running member is untouched."""
+    from groupcheck.model.protocols.kip848.state import UNRELEASED_INSTANCE_ID
+    from groupcheck.model.shared.state import FENCED
+
+    cfg = Config(
+        consumers=1,
+        brokers=1,
+        topics=(("t0", 2),),
+        protocol="consumer-static",
+        records_per_partition=0,
+        budget=Budget(consumer_joins=1),
+    )
+    model = GroupModel(cfg)
+    w0 = model.init_states()[0]
+    w = walk(
+        model,
+        w0,
+        ("ConsumerJoin", "C2", (1,)),
+        ("FindCoordinator", "C2", (1,)),
+        ("Heartbeat", "C2", (1,)),
+        ("HandleHeartbeat", "B1", (0, 1)),
+    )
+    assert w.links[1].to_consumer[0].error == UNRELEASED_INSTANCE_ID
+    assert w.brokers[0] == w0.brokers[0]
+    w = walk(model, w, ("HeartbeatResponse", "C2", (1, 0)))
+    assert w.consumers[1].status == FENCED
+
+
+def test_static_member_rejoining_with_its_own_id() -> None:
+    """A static consumer whose join's answer is lost joins again with the same member id: Kafka 4.3.1
+    refuses it UNRELEASED_INSTANCE_ID (it is the instance's member itself); with PR #23542's fix it
+    rejoins in place and is answered its assignment."""
+    from dataclasses import replace as dc_replace
+
+    from groupcheck.model.protocols.kip848.state import UNRELEASED_INSTANCE_ID
+
+    fixed = Config(
+        consumers=1,
+        brokers=1,
+        topics=(("t0", 1),),
+        protocol="consumer-static",
+        records_per_partition=0,
+        start="empty",
+        budget=Budget(network_partitions=1),
+    )
+    steps = (
+        ("FindCoordinator", "C1", (0,)),
+        ("Heartbeat", "C1", (0,)),
+        ("HandleHeartbeat", "B1", (0, 0)),
+        ("CutLink", "env", (0, 0)),
+        ("RequestTimeout", "C1", (0,)),
+        ("HealLink", "env", (0, 0)),
+        ("FindCoordinator", "C1", (0,)),
+        ("Heartbeat", "C1", (0,)),
+        ("HandleHeartbeat", "B1", (0, 0)),
+    )
+    model = GroupModel(fixed)
+    answer = walk(model, model.init_states()[0], *steps).links[0].to_consumer[-1]
+    assert answer.error == "none" and answer.assignment == (0,)
+    pre = GroupModel(dc_replace(fixed, switches=dc_replace(fixed.switches, static_rejoin_in_place=False)))
+    answer = walk(pre, pre.init_states()[0], *steps).links[0].to_consumer[-1]
+    assert answer.error == UNRELEASED_INSTANCE_ID
+
+
+COMMITS = {"Commit", "HandleOffsetCommit", "OffsetCommitResponse"}
+
+
+@pytest.mark.parametrize(
+    ("name", "steps"),
+    [
+        ("history/kafka-20066-owner-commit-refused-fix", COMMITS),
+        ("consumer/commit-view-overlap", COMMITS | {"CutLink", "RequestTimeout", "SessionExpired"}),
+        ("consumer/static-restart", {"LeaveGroup", "ConsumerJoin", "SessionExpired"}),
+        ("history/kafka-17116-leave-without-member-id-pre-fix", {"LeaveGroup", "ConsumerJoin"}),
+    ],
+)
+def test_every_kip848_handler_call_stays_within_its_declared_writes(name: str, steps: set[str]) -> None:
+    """tests/test_plugins.py's footprint check, on KIP-848 searches that take its commit, static and
+    pre-KIP-1082 steps: each enabled step changes only parts its spec declares it writes."""
+    from collections import deque
+
+    from groupcheck.model.shared.choice import Plan, Unplanned
+    from test_plugins import _COVERS, _touched
+
+    model = GroupModel(load_scenario(ROOT / "specs" / f"{name}.toml").config)
+    queue = deque(model.init_states())
+    seen = {model.fingerprint(w) for w in queue}
+    taken: set[str] = set()
+    while queue and len(seen) < 2_000:
+        w = queue.popleft()
+        for act in model.actions(w):
+            spec = model.protocol.spec(act.name, act.actor)
+            assert spec is not None, act
+            try:
+                raw = model._run(w, act.name, act.actor, act.args[: spec.arity], Plan(w, ()))
+            except Unplanned:
+                continue
+            if raw is None:
+                continue
+            taken.add(act.name)
+            declared = set(spec.writes)
+            for plural, singular in _COVERS.items():
+                if plural in declared:
+                    declared |= singular
+            extra = _touched(w, raw, spec, act.args, model.cfg.brokers) - declared
+            assert not extra, f"{name}: {act} writes {sorted(extra)}, declared {sorted(spec.writes)}"
+            nxt = model.next_state(w, act)
+            if nxt is not None and model.fingerprint(nxt) not in seen:
+                seen.add(model.fingerprint(nxt))
+                queue.append(nxt)
+    assert steps <= taken, steps - taken

@@ -11,7 +11,7 @@ from dataclasses import dataclass, field, fields
 from groupcheck.model.assignors import ASSIGNOR_NAMES
 from groupcheck.model.shared.state import Budget
 
-PROTOCOLS = ("seed", "eager", "cooperative", "static", "consumer")
+PROTOCOLS = ("seed", "eager", "cooperative", "static", "consumer", "consumer-static")
 # old names of protocols, read as their new names with a note: "classic" was the seed-000 design, which
 # Kafka never shipped, while Kafka's group.protocol=classic is JoinGroup + SyncGroup (eager, cooperative,
 # static here)
@@ -61,6 +61,17 @@ class Switches:
     epoch0_rejoin: bool = True
     # a member still revoking is not recomputed against a new target until it acknowledged (KAFKA-16249)
     revocation_blocks_new_target: bool = True
+    # heartbeats carry a field (owned partitions included) only when it changed since last sent (KAFKA-15890)
+    client_sends_changed_fields_only: bool = True
+    # the client generates its member id at start-up and sends it from its first heartbeat (KIP-1082,
+    # KAFKA-17116): a leave sent before the join's answer still names its member
+    client_generated_member_id: bool = True
+    # an OffsetCommit below the member epoch is checked per partition against the epoch the partition was
+    # granted at (KIP-1251, Kafka 4.3; KAFKA-20066), not refused for not matching the member epoch
+    commit_assignment_epochs: bool = True
+    # static members: a join (epoch 0) with the member id that holds the instance id is that member
+    # rejoining, handled in place, not UNRELEASED_INSTANCE_ID (apache/kafka PR #23542, open; 4.3.1 refuses)
+    static_rejoin_in_place: bool = True
 
 
 SWITCH_NAMES: tuple[str, ...] = tuple(f.name for f in fields(Switches))

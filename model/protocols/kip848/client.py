@@ -14,22 +14,27 @@ from groupcheck.checker.fingerprint import replace
 from groupcheck.model.protocols.kip848.state import (
     ACKNOWLEDGING,
     COORDINATOR_LOAD_IN_PROGRESS,
+    FENCED_INSTANCE_ID,
     FENCED_MEMBER_EPOCH,
     IN_GROUP,
+    INVALID_REQUEST,
     JOINING,
     LEAVE_EPOCH,
+    LEAVE_STATIC_EPOCH,
     NOT_COORDINATOR,
     OK,
     RECONCILING,
     STABLE,
+    STATIC_PROTOCOL,
     UNKNOWN_MEMBER_ID,
+    UNRELEASED_INSTANCE_ID,
     KConsumer,
     KHistory,
     KMsg,
 )
 from groupcheck.model.shared.config import Config
 from groupcheck.model.shared.network import clear_consumer_links, link, pop_at_consumer, to_broker
-from groupcheck.model.shared.state import ABSENT, DOWN, GONE, LEFT, World, tset
+from groupcheck.model.shared.state import ABSENT, DOWN, FENCED, GONE, LEFT, World, tset
 
 
 def _set(w: World, c: int, cons: KConsumer, **more: object) -> World:
@@ -49,9 +54,11 @@ def heartbeat(cfg: Config, w: World, c: int) -> World | None:
     if cons.status not in IN_GROUP or cons.paused or cons.awaiting or b is None:
         return None
     joining = cons.status == JOINING
-    full = joining or cons.full
+    # before KAFKA-15890's fix every heartbeat carried every field, owned partitions included
+    full = joining or cons.full or not cfg.switches.client_sends_changed_fields_only
     owned = () if joining else (cons.owned if full or cons.send_owned else None)
-    msg = KMsg("Heartbeat", cons.member_id, 0 if joining else cons.epoch, owned=owned, full=full)
+    mid = cons.member_id if cons.named else None
+    msg = KMsg("Heartbeat", mid, 0 if joining else cons.epoch, owned=owned, full=full)
     status = cons.status
     if status == ACKNOWLEDGING:  # the acknowledgement is on its way
         status = STABLE if cons.target == cons.owned else RECONCILING
@@ -65,7 +72,36 @@ def reconcile(cfg: Config, w: World, c: int) -> World | None:
     cons: KConsumer = w.consumers[c]
     if cons.status != RECONCILING or cons.paused or cons.stalled or cons.target is None:
         return None
+    if not cfg.switches.client_sends_changed_fields_only and cons.target == cons.owned:
+        return None  # the client of KAFKA-15890's time ignored a target equal to what it owned
     return _set(w, c, replace(cons, status=ACKNOWLEDGING, owned=cons.target, send_owned=True))
+
+
+def commit(cfg: Config, w: World, c: int) -> World | None:
+    """OffsetCommit of the partitions it owns, with its member epoch (v9+), once per epoch it learns:
+    auto-commit, or the commit before a revocation (AsyncKafkaConsumer). Only when commits are modelled
+    (``records_per_partition > 0``); the offsets themselves are not."""
+    cons: KConsumer = w.consumers[c]
+    if cfg.records_per_partition <= 0 or cons.paused or cons.stalled or not cons.owned:
+        return None
+    b = cons.coordinator
+    if (
+        cons.status not in (RECONCILING, ACKNOWLEDGING, STABLE)
+        or b is None
+        or cons.commit_epoch == cons.epoch
+    ):
+        return None
+    msg = KMsg("OffsetCommit", cons.member_id, cons.epoch, owned=cons.owned)
+    return _set(w, c, replace(cons, commit_epoch=cons.epoch), links=to_broker(cfg, w, c, b, msg))
+
+
+def commit_answer(cfg: Config, w: World, c: int, b: int) -> World | None:
+    """The answer to an OffsetCommit: nothing in the membership depends on it (a refused commit is not
+    retried here)."""
+    if w.consumers[c].paused:
+        return None
+    _msg, links = pop_at_consumer(cfg, w.links, c, b)
+    return replace(w, links=links)
 
 
 def _rejoin(cons: KConsumer) -> KConsumer:
@@ -84,14 +120,23 @@ def receive(cfg: Config, w: World, c: int, b: int) -> World | None:
         return replace(w, links=links)
     if msg.error in (FENCED_MEMBER_EPOCH, UNKNOWN_MEMBER_ID):
         return _set(w, c, _rejoin(cons), links=links)
+    if msg.error in (UNRELEASED_INSTANCE_ID, FENCED_INSTANCE_ID):
+        # fatal (kafka-clients: FATAL): the application's poll() throws and the process stops
+        return _set(w, c, KConsumer(FENCED, member_id=cons.member_id), links=links)
+    if msg.error == INVALID_REQUEST:  # fatal in Kafka; only a leave without a member id gets it here
+        raise AssertionError(f"consumer {c} in the group answered {msg}")
     if msg.error == NOT_COORDINATOR:
         nxt = replace(cons, awaiting=False, coordinator=None, full=True)
         return _set(w, c, nxt, links=links)
     if msg.error == COORDINATOR_LOAD_IN_PROGRESS:
         return _set(w, c, replace(cons, awaiting=False, full=True), links=links)
     assert msg.error == OK, msg
-    nxt = replace(cons, awaiting=False, epoch=msg.epoch)
-    if msg.assignment is not None:
+    nxt = replace(cons, awaiting=False, epoch=msg.epoch, named=True)
+    if msg.assignment is not None and not cfg.switches.client_sends_changed_fields_only:
+        # the client of KAFKA-15890's time (MembershipManagerImpl, November 2023) took every assignment
+        # as a new one to reconcile, and left RECONCILING only on an answer without one
+        nxt = replace(nxt, target=msg.assignment, status=RECONCILING)
+    elif msg.assignment is not None:
         target = msg.assignment
         # a target other than the last one received is reconciled (and so acknowledged) even when its
         # partitions are those owned: the client's local assignment epoch (KAFKA-16185/16312's fix);
@@ -132,7 +177,10 @@ def leave(cfg: Config, w: World, c: int) -> World | None:
     w2 = replace(w, budget=replace(w.budget, consumer_leaves=left - 1))
     links = w2.links
     if cons.coordinator is not None:
-        msg = KMsg("Heartbeat", cons.member_id, LEAVE_EPOCH)
+        # before KIP-1082 a client whose join was not answered yet had no member id to leave with
+        # a static member leaves for a while (epoch -2) and keeps its assignment (close() by default)
+        epoch = LEAVE_STATIC_EPOCH if cfg.protocol == STATIC_PROTOCOL else LEAVE_EPOCH
+        msg = KMsg("Heartbeat", cons.member_id if cons.named else None, epoch)
         links = to_broker(cfg, w2, c, cons.coordinator, msg)
     return _set(w2, c, KConsumer(LEFT, member_id=cons.member_id), links=links)
 
@@ -163,4 +211,7 @@ def start(cfg: Config, w: World, c: int) -> World | None:
         budget=replace(w.budget, consumer_joins=left - 1),
         hist=replace(hist, next_member_id=mid + 1),
     )
-    return _set(w2, c, KConsumer(JOINING, member_id=mid))
+    # before KIP-1082 the coordinator names the member when it takes its join: ``mid`` is that name
+    # (a fresh one, as Kafka's random UUID), which the client learns from the answer
+    named = cfg.switches.client_generated_member_id
+    return _set(w2, c, KConsumer(JOINING, member_id=mid, named=named))

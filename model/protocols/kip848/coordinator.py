@@ -13,17 +13,23 @@ from groupcheck.checker.fingerprint import replace
 from groupcheck.model.assignors import ASSIGNORS
 from groupcheck.model.protocols.kip848.state import (
     COORDINATOR_LOAD_IN_PROGRESS,
+    FENCED_INSTANCE_ID,
     FENCED_MEMBER_EPOCH,
     FREE,
+    INVALID_REQUEST,
     JOINING,
     LEAVE_EPOCH,
+    LEAVE_STATIC_EPOCH,
     M_STABLE,
     M_UNRELEASED,
     M_UNREVOKED,
     NOT_COORDINATOR,
     OK,
     STABLE,
+    STALE_MEMBER_EPOCH,
+    STATIC_PROTOCOL,
     UNKNOWN_MEMBER_ID,
+    UNRELEASED_INSTANCE_ID,
     KConsumer,
     KCoordinator,
     KLog,
@@ -43,25 +49,40 @@ def owns_any(owned: tuple[int, ...] | None, parts: tuple[int, ...]) -> bool:
     return owned is None or any(p in owned for p in parts)
 
 
+def commits_modelled(cfg: Config) -> bool:
+    """KIP-848's model has no records: ``records_per_partition > 0`` turns on offset commits (and the
+    assignment epochs KIP-1251 checks them against); 0 leaves both out."""
+    return cfg.records_per_partition > 0
+
+
 def next_assignment(
     m: KMember,
     target_epoch: int,
     target: tuple[int, ...],
     owned: tuple[int, ...] | None,
     pepochs: tuple[int, ...],
+    track: bool = False,
 ) -> KMember:
     """computeNextAssignment: keep what the target keeps; revoke the rest first (the member keeps its
     epoch, UNREVOKED, until the request shows them gone); grant target partitions no other member holds
-    (a partition in this member's own pending set is its own, KAFKA-19449), the others are unreleased."""
+    (a partition in this member's own pending set is its own, KAFKA-19449), the others are unreleased.
+    ``track``: keep assignment epochs (a kept partition keeps its own, a granted one gets the target
+    epoch)."""
     keep = tuple(p for p in m.assigned if p in target)
     revoke = tuple(p for p in m.assigned if p not in target)
     wanted = [p for p in target if p not in keep]
     grant = tuple(p for p in wanted if pepochs[p] == FREE or p in m.pending)
     unreleased = len(grant) != len(wanted)
     if revoke and owns_any(owned, revoke):
-        return KMember(m.epoch, m.epoch, M_UNREVOKED, keep, revoke)
+        return KMember(m.epoch, m.epoch, M_UNREVOKED, keep, revoke, aepochs=m.aepochs, instance=m.instance)
     state = M_UNRELEASED if unreleased else M_STABLE
-    return KMember(target_epoch, m.epoch, state, tuple(sorted(keep + grant)), ())
+    aepochs: tuple[tuple[int, int], ...] = ()
+    if track:
+        had = dict(m.aepochs)
+        aepochs = tuple(sorted([(p, had[p]) for p in keep] + [(p, target_epoch) for p in grant]))
+    return KMember(
+        target_epoch, m.epoch, state, tuple(sorted(keep + grant)), (), aepochs=aepochs, instance=m.instance
+    )
 
 
 def reconcile(
@@ -71,24 +92,36 @@ def reconcile(
     owned: tuple[int, ...] | None,
     pepochs: tuple[int, ...],
     blocking: bool = True,
+    track: bool = False,
 ) -> KMember:
     """CurrentAssignmentBuilder.build by the member's state (no subscription changes in the model).
     ``blocking`` off: before KAFKA-16249's fix, a member still revoking was recomputed from scratch
     against every new target, from all it held (assigned and pending) and without reading the request's
     owned partitions (an acknowledgement arriving with a new target was lost)."""
     if not blocking and m.state == M_UNREVOKED and m.target_epoch != target_epoch:
-        held = KMember(m.epoch, m.prev, M_STABLE, tuple(sorted((*m.assigned, *m.pending))))
-        new = next_assignment(held, target_epoch, target, None, pepochs)
+        held = KMember(
+            m.epoch,
+            m.prev,
+            M_STABLE,
+            tuple(sorted((*m.assigned, *m.pending))),
+            aepochs=m.aepochs,
+            instance=m.instance,
+        )
+        new = next_assignment(held, target_epoch, target, None, pepochs, track)
         return new._replace(target_epoch=target_epoch) if new.state == M_UNREVOKED else new
     if m.state == M_STABLE:
-        new = m if m.epoch == target_epoch else next_assignment(m, target_epoch, target, owned, pepochs)
+        new = (
+            m if m.epoch == target_epoch else next_assignment(m, target_epoch, target, owned, pepochs, track)
+        )
         if not blocking and new.state == M_UNREVOKED:
             new = new._replace(target_epoch=target_epoch)
         return new
     if m.state == M_UNREVOKED:
         # revocation blocks (KAFKA-16249): a new target waits until the revocation is acknowledged
-        return m if owns_any(owned, m.pending) else next_assignment(m, target_epoch, target, owned, pepochs)
-    return next_assignment(m, target_epoch, target, owned, pepochs)
+        if owns_any(owned, m.pending):
+            return m
+        return next_assignment(m, target_epoch, target, owned, pepochs, track)
+    return next_assignment(m, target_epoch, target, owned, pepochs, track)
 
 
 def update_pepochs(
@@ -242,6 +275,59 @@ def fence(cfg: Config, br: KCoordinator, mid: int) -> KCoordinator:
     )
 
 
+def instance_holder(members: Members, inst: int) -> tuple[int, KMember] | None:
+    for m, rec in members:
+        if rec.instance == inst:
+            return m, rec
+    return None
+
+
+def static_member(
+    cfg: Config, br: KCoordinator, inst: int, mid: int | None, epoch: int
+) -> tuple[str | None, KCoordinator]:
+    """A static member's heartbeat (GroupMetadataManager: getOrMaybeSubscribeStaticConsumerGroupMember,
+    consumerGroupStaticMemberGroupLeave): the error it gets, if any, and the group after what it did.
+
+    Epoch -2: the holder of the instance id, if it is this member, stays with epoch -2, its pending
+    revocations dropped, its assigned partitions kept (their assignment epochs reset to 0; their
+    partition epochs become -2, still held): no group epoch bump, no timer touched. Epoch 0 while another
+    member holds the instance id: UNRELEASED_INSTANCE_ID unless that member is at -2; at -2 it is replaced
+    by this member id, which takes its records and target at epoch 0 (no group epoch bump). Kafka 4.3.1
+    compares no member ids there, so a member rejoining with its own id (its join's answer lost, or
+    after FENCED_MEMBER_EPOCH) is refused too; with ``static_rejoin_in_place`` (apache/kafka PR #23542)
+    it rejoins in place like a dynamic member. Another epoch: the instance id must be held
+    (UNKNOWN_MEMBER_ID) by this member (FENCED_INSTANCE_ID)."""
+    held = instance_holder(br.members, inst)
+    if epoch == 0:
+        if held is None:
+            return None, br
+        if held[0] == mid and cfg.switches.static_rejoin_in_place:
+            return None, br  # its own member rejoins, like a dynamic one (PR #23542)
+        if held[1].epoch != LEAVE_STATIC_EPOCH:
+            return UNRELEASED_INSTANCE_ID, br
+        if held[0] == mid:
+            return None, br
+        old_mid, old = held
+        copy = old._replace(epoch=0, prev=0)
+        pepochs = update_pepochs(br.pepochs, old, None, True)
+        pepochs = update_pepochs(pepochs, None, copy, True)
+        members = with_member(with_member(br.members, old_mid, None), mid, copy)  # type: ignore[arg-type]
+        target = tuple(sorted((mid if m == old_mid else m, p) for m, p in br.target))  # type: ignore[misc]
+        return None, settle(replace(br, members=members, pepochs=pepochs, target=target))
+    if held is None:
+        return UNKNOWN_MEMBER_ID, br
+    if held[0] != mid:
+        return FENCED_INSTANCE_ID, br
+    if epoch != LEAVE_STATIC_EPOCH:
+        return None, br
+    old = held[1]
+    aepochs = tuple((p, 0) for p in old.assigned) if old.aepochs else ()
+    gone = old._replace(epoch=LEAVE_STATIC_EPOCH, pending=(), aepochs=aepochs)
+    pepochs = update_pepochs(br.pepochs, old, gone, True)
+    members = with_member(br.members, held[0], gone)
+    return None, settle(replace(br, members=members, pepochs=pepochs))
+
+
 def rejoin_refused(cfg: Config, m: KMember) -> bool:
     """A heartbeat with epoch 0 from member ``m`` is fenced: never since KAFKA-19233's fix; before it,
     epoch 0 was checked like any other epoch, accepted below the member's only as its previous one."""
@@ -275,6 +361,21 @@ def handle_heartbeat(cfg: Config, w: World, b: int, c: int) -> World | None:
     if not serving(w, b):
         error = COORDINATOR_LOAD_IN_PROGRESS if w.leader == b and br.role == CATCHUP else NOT_COORDINATOR
         return _answer(cfg, w, b, c, links, br, KMsg("HeartbeatResponse", mid, req.epoch, error))
+    if mid is None:  # before KIP-1082 only: a client the coordinator has not named yet
+        if req.epoch != 0:  # "MemberId can't be empty": a leave sent before the join was answered
+            return _answer(
+                cfg, w, b, c, links, br, KMsg("HeartbeatResponse", mid, req.epoch, INVALID_REQUEST)
+            )
+        # the coordinator names the joining member (a random UUID in Kafka; here the name its
+        # process was set to learn, see client.start)
+        mid = w.consumers[c].member_id
+    inst = cfg.instance_of(c) if cfg.protocol == STATIC_PROTOCOL else None
+    if inst is not None:
+        error, br = static_member(cfg, br, inst, mid, req.epoch)
+        if error is not None:
+            return _answer(cfg, w, b, c, links, br, KMsg("HeartbeatResponse", mid, req.epoch, error))
+        if req.epoch == LEAVE_STATIC_EPOCH:
+            return _answer(cfg, w, b, c, links, br, KMsg("HeartbeatResponse", mid, LEAVE_STATIC_EPOCH))
     old = member_of(br.members, mid)
     if req.epoch == LEAVE_EPOCH:
         if old is None:
@@ -290,7 +391,7 @@ def handle_heartbeat(cfg: Config, w: World, b: int, c: int) -> World | None:
             return _answer(
                 cfg, w, b, c, links, br, KMsg("HeartbeatResponse", mid, req.epoch, UNKNOWN_MEMBER_ID)
             )
-        member = KMember(0, 0)
+        member = KMember(0, 0, instance=inst)
         group_epoch += 1  # a new member subscribes: the group epoch moves
     else:
         member = old
@@ -326,6 +427,7 @@ def handle_heartbeat(cfg: Config, w: World, b: int, c: int) -> World | None:
             req.owned,
             br.pepochs,
             sw.revocation_blocks_new_target,
+            commits_modelled(cfg),
         )
     pepochs = update_pepochs(br.pepochs, old, new, sw.partition_epochs_replaced)
     members = with_member(members, mid, new)  # type: ignore[arg-type]
@@ -343,6 +445,59 @@ def handle_heartbeat(cfg: Config, w: World, b: int, c: int) -> World | None:
     show = req.epoch == 0 or req.full or changed
     resp = KMsg("HeartbeatResponse", mid, new.epoch, OK, assignment=new.assigned if show else None)
     return _answer(cfg, w, b, c, links, br2, resp)
+
+
+# -- offset commits (ConsumerGroup.validateOffsetCommit) -------------------------------------------------
+def commit_refused(cfg: Config, m: KMember, epoch: int, parts: tuple[int, ...]) -> tuple[int, ...]:
+    """The partitions of a member's OffsetCommit at ``epoch`` refused STALE_MEMBER_EPOCH: all of them
+    when the epoch is above the member's; none when equal; below it, all before Kafka 4.3 (the member
+    epoch must match), and since KIP-1251 (switch ``commit_assignment_epochs``) those the member does not
+    hold (assigned or pending revocation) or was granted after ``epoch``."""
+    if epoch > m.epoch:
+        return parts
+    if epoch == m.epoch:
+        return ()
+    if not cfg.switches.commit_assignment_epochs:
+        return parts
+    since = dict(m.aepochs)
+    return tuple(p for p in parts if since.get(p, epoch + 1) > epoch)
+
+
+def held_since(m: KMember, epoch: int, parts: tuple[int, ...]) -> bool:
+    """Every partition of ``parts`` has been the member's on the coordinator since ``epoch`` (granted at
+    or before it and held since), and the member has not moved behind ``epoch``: a commit of them at
+    ``epoch`` is the owner's."""
+    since = dict(m.aepochs)
+    return epoch <= m.epoch and all(p in since and since[p] <= epoch for p in parts)
+
+
+def handle_offset_commit(cfg: Config, w: World, b: int, c: int) -> World | None:
+    """An OffsetCommit (v9+, with member id and epoch): validated against the member; the offsets
+    themselves are not modelled. The answer carries the refused partitions and whether the commit was
+    the owner's (``full``: every partition held since the commit's epoch, for the properties)."""
+    br: KCoordinator = w.brokers[b]
+    if not br.up or br.paused:
+        return None
+    req, links = pop_at_broker(cfg, w.links, c, b)
+    if not serving(w, b):
+        error = COORDINATOR_LOAD_IN_PROGRESS if w.leader == b and br.role == CATCHUP else NOT_COORDINATOR
+        resp = KMsg("OffsetCommitResponse", req.member_id, req.epoch, error)
+        return replace(w, links=to_consumer(cfg, links, c, b, resp))
+    m = member_of(br.members, req.member_id)
+    if m is None:
+        resp = KMsg("OffsetCommitResponse", req.member_id, req.epoch, UNKNOWN_MEMBER_ID)
+        return replace(w, links=to_consumer(cfg, links, c, b, resp))
+    parts = req.owned or ()
+    refused = commit_refused(cfg, m, req.epoch, parts)
+    resp = KMsg(
+        "OffsetCommitResponse",
+        req.member_id,
+        req.epoch,
+        STALE_MEMBER_EPOCH if refused else OK,
+        owned=refused,
+        full=held_since(m, req.epoch, parts),
+    )
+    return replace(w, links=to_consumer(cfg, links, c, b, resp))
 
 
 # -- timers (enabled by their causes, as docs/MODEL.md "Timeouts" says) ----------------------------------
@@ -389,7 +544,8 @@ def rebalance_timeout(cfg: Config, w: World, b: int, mid: int) -> World | None:
     if not serving(w, b) or w.brokers[b].paused:
         return None
     m = member_of(w.brokers[b].members, mid)
-    if m is None or m.state != M_UNREVOKED:
+    # a static member at -2 has left its epoch: the timer, armed at that epoch, does nothing
+    if m is None or m.state != M_UNREVOKED or m.epoch < 0:
         return None
     c = consumer_of(w, mid)
     healthy = False
@@ -402,8 +558,11 @@ def rebalance_timeout(cfg: Config, w: World, b: int, mid: int) -> World | None:
                 and not cons.send_owned
                 and not cons.full
                 and not any(p in cons.owned for p in m.pending)
-                and not any(r.owned is not None or r.full for r in ln.to_broker)
-                and not any(r.assignment is not None or r.error != OK for r in ln.to_consumer)
+                and not any(r.kind == "Heartbeat" and (r.owned is not None or r.full) for r in ln.to_broker)
+                and not any(
+                    r.kind == "HeartbeatResponse" and (r.assignment is not None or r.error != OK)
+                    for r in ln.to_consumer
+                )
                 # a heartbeat lost on the way: the client times out and its next heartbeat is full
                 and not (cons.awaiting and not ln.to_broker and not ln.to_consumer)
             )

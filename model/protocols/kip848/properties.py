@@ -9,8 +9,14 @@ from groupcheck.model.protocols.kip848.state import (
     FENCED_MEMBER_EPOCH,
     FREE,
     IN_GROUP,
+    INVALID_REQUEST,
+    LEAVE_EPOCH,
     M_STABLE,
+    OK,
     STABLE,
+    STALE_MEMBER_EPOCH,
+    UNKNOWN_MEMBER_ID,
+    UNRELEASED_INSTANCE_ID,
     KConsumer,
     KCoordinator,
 )
@@ -94,6 +100,66 @@ def join_never_fenced(cfg: Config, w: World) -> bool:
     return not any(m.error == FENCED_MEMBER_EPOCH and m.epoch == 0 for ln in w.links for m in ln.to_consumer)
 
 
+def leave_reaches_member(cfg: Config, w: World) -> bool:
+    """No leave heartbeat (epoch -1) is refused by the coordinator serving the group while the leaving
+    process's member is still in it: a leave names its member (KIP-1082; KAFKA-17116)."""
+    br = coordinator(w)
+    if br is None:
+        return True
+    ids = {m for m, _ in br.members}
+    for i, ln in enumerate(w.links):  # link i joins consumer i // brokers and broker i % brokers
+        for m in ln.to_consumer:
+            if m.epoch == LEAVE_EPOCH and m.error in (UNKNOWN_MEMBER_ID, INVALID_REQUEST):
+                if w.consumers[i // cfg.brokers].member_id in ids:
+                    return False
+    return True
+
+
+def owner_commit_accepted(cfg: Config, w: World) -> bool:
+    """No OffsetCommit of partitions its member has held since the commit's epoch is refused
+    STALE_MEMBER_EPOCH: a member whose epoch moved on while its commit was on the way is still their
+    owner (KIP-1251; KAFKA-20066)."""
+    return not any(
+        m.kind == "OffsetCommitResponse" and m.error == STALE_MEMBER_EPOCH and m.full
+        for ln in w.links
+        for m in ln.to_consumer
+    )
+
+
+def commit_by_owner(cfg: Config, w: World) -> bool:
+    """No OffsetCommit is accepted for a partition its member has not held since the commit's epoch: a
+    commit from a member that gave the partition away (or got it after the epoch the commit carries)
+    could overwrite its new owner's offsets (KIP-1251's zombie case)."""
+    return not any(
+        m.kind == "OffsetCommitResponse" and m.error == OK and not m.full
+        for ln in w.links
+        for m in ln.to_consumer
+    )
+
+
+def instance_unique(cfg: Config, w: World) -> bool:
+    """On the serving coordinator no two members hold the same group.instance.id (static membership: a
+    new process replaces the member of its instance, never joins beside it)."""
+    br = coordinator(w)
+    if br is None:
+        return True
+    held = [m.instance for _, m in br.members if m.instance is not None]
+    return len(held) == len(set(held))
+
+
+def static_rejoin_not_refused(cfg: Config, w: World) -> bool:
+    """No join is answered UNRELEASED_INSTANCE_ID for a member id that is itself the holder of the
+    instance id: a static member whose join's answer was lost, or that was fenced, may rejoin (as a
+    dynamic member may; apache/kafka PR #23542)."""
+    br = coordinator(w)
+    if br is None:
+        return True
+    ids = {m for m, _ in br.members}
+    return not any(
+        m.error == UNRELEASED_INSTANCE_ID and m.member_id in ids for ln in w.links for m in ln.to_consumer
+    )
+
+
 def revoking_member_not_fenced(cfg: Config, w: World) -> bool:
     """No rebalance timeout fences a member whose running process has revoked and acknowledged: the
     timeout is for members that cannot revoke in time (KAFKA-16249)."""
@@ -133,6 +199,11 @@ INVARIANTS = {
     "valid-partition-epoch": valid_partition_epoch,
     "empty-epochs": empty_epochs,
     "join-never-fenced": join_never_fenced,
+    "leave-reaches-member": leave_reaches_member,
+    "owner-commit-accepted": owner_commit_accepted,
+    "commit-by-owner": commit_by_owner,
+    "instance-unique": instance_unique,
+    "static-rejoin-not-refused": static_rejoin_not_refused,
     "revoking-member-not-fenced": revoking_member_not_fenced,
 }
 INVARIANT_NAMES = tuple(INVARIANTS)

@@ -5,7 +5,13 @@ from __future__ import annotations
 
 from typing import Any
 
-from groupcheck.model.protocols.kip848.coordinator import compute_target, member_of, phase_of, to_log
+from groupcheck.model.protocols.kip848.coordinator import (
+    commits_modelled,
+    compute_target,
+    member_of,
+    phase_of,
+    to_log,
+)
 from groupcheck.model.protocols.kip848.properties import INVARIANTS, coordinator
 from groupcheck.model.protocols.kip848.state import (
     FREE,
@@ -13,6 +19,7 @@ from groupcheck.model.protocols.kip848.state import (
     M_STABLE,
     OK,
     STABLE,
+    STATIC_PROTOCOL,
     KConsumer,
     KCoordinator,
     KHistory,
@@ -43,7 +50,22 @@ def initial_world(cfg: Config) -> World:
         e = INITIAL_EPOCH
         stub = World((), (), 0, None, (), sizes, cfg.budget, None)  # type: ignore[arg-type]
         target = compute_target(cfg, stub, tuple((m, KMember(e, 0)) for m in ids))
-        members = tuple((m, KMember(e, 0, M_STABLE, parts)) for m, parts in target)
+        track = commits_modelled(cfg)  # KIP-1251's assignment epochs: granted at epoch e
+        static = cfg.protocol == STATIC_PROTOCOL  # member m is process m - 1's, with its instance id
+        members = tuple(
+            (
+                m,
+                KMember(
+                    e,
+                    0,
+                    M_STABLE,
+                    parts,
+                    aepochs=tuple((p, e) for p in parts) if track else (),
+                    instance=cfg.instance_of(m - 1) if static else None,
+                ),
+            )
+            for m, parts in target
+        )
         pe = list(nobody)
         for _, parts in target:
             for p in parts:
@@ -83,6 +105,13 @@ def _parts(cfg: Config, parts: tuple[int, ...] | None) -> str:
 
 
 def msg_text(cfg: Config, msg: KMsg) -> str:
+    if msg.kind == "OffsetCommit":
+        return f"OffsetCommit({_m(msg.member_id)}, epoch {msg.epoch}, {_parts(cfg, msg.owned)})"
+    if msg.kind == "OffsetCommitResponse":
+        if msg.error == OK:
+            return f"OffsetCommitResponse({_m(msg.member_id)}, epoch {msg.epoch}, accepted)"
+        refused = f", refused {_parts(cfg, msg.owned)}" if msg.owned else ""
+        return f"OffsetCommitResponse({msg.error}{refused})"
     if msg.kind == "Heartbeat":
         what = {0: "join", -1: "leave"}.get(msg.epoch, f"epoch {msg.epoch}")
         fields = [_m(msg.member_id), what]
@@ -101,6 +130,8 @@ def msg_text(cfg: Config, msg: KMsg) -> str:
 
 def _member_text(cfg: Config, m: KMember) -> str:
     text = f"{m.state} epoch {m.epoch} (prev {m.prev}) assigned {_parts(cfg, m.assigned)}"
+    if m.aepochs:
+        text += " (granted at " + ", ".join(f"{cfg.slot_name(p)} {e}" for p, e in m.aepochs) + ")"
     return text + (f" revoking {_parts(cfg, m.pending)}" if m.pending else "")
 
 
@@ -130,6 +161,8 @@ def state_dict(cfg: Config, w: World) -> dict[str, dict[str, Any]]:
             "target": None if cons.target is None else [cfg.slot_name(s) for s in cons.target],
             "awaiting": cons.awaiting,
         }
+        if commits_modelled(cfg):
+            out[consumer_name(c)]["last_commit_epoch"] = cons.commit_epoch
     for b, br in enumerate(w.brokers):
         out[broker_name(b)] = {
             "up": br.up,

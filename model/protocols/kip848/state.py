@@ -28,9 +28,15 @@ OK = "none"
 FENCED_MEMBER_EPOCH = "FENCED_MEMBER_EPOCH"
 UNKNOWN_MEMBER_ID = "UNKNOWN_MEMBER_ID"
 NOT_COORDINATOR = "NOT_COORDINATOR"
+INVALID_REQUEST = "INVALID_REQUEST"
+STALE_MEMBER_EPOCH = "STALE_MEMBER_EPOCH"  # an OffsetCommit refused by the member-epoch check
 COORDINATOR_LOAD_IN_PROGRESS = "COORDINATOR_LOAD_IN_PROGRESS"
 
 LEAVE_EPOCH = -1
+LEAVE_STATIC_EPOCH = -2  # a static member leaving for a while: it keeps its assignment
+UNRELEASED_INSTANCE_ID = "UNRELEASED_INSTANCE_ID"
+FENCED_INSTANCE_ID = "FENCED_INSTANCE_ID"
+STATIC_PROTOCOL = "consumer-static"  # KIP-848 with a group.instance.id on every consumer
 FREE = -1  # a partition epoch: no member holds the partition
 
 Target = tuple[tuple[int, tuple[int, ...]], ...]  # (member id, partitions) sorted by member id
@@ -51,6 +57,11 @@ class KMember(NamedTuple):
     # before KAFKA-16249's fix only: the target epoch it was last reconciled against while revoking (a
     # newer target recomputed it from scratch); 0 otherwise
     target_epoch: int = 0
+    # KIP-1251's assignment epochs: (partition, the target epoch it was granted to this member at) for
+    # every assigned or pending partition; kept only when offset commits are modelled, () otherwise
+    aepochs: tuple[tuple[int, int], ...] = ()
+    # a static member's group.instance.id (protocol "consumer-static"), None for a dynamic member
+    instance: int | None = None
 
 
 Members = tuple[tuple[int, KMember], ...]  # (member id, member) sorted by member id
@@ -75,6 +86,13 @@ class KConsumer(NamedTuple):
     full: bool = True
     paused: bool = False  # a GC pause: takes no step at all
     stalled: bool = False  # its application thread is stuck (no reconciliation); heartbeats go on
+    # before KIP-1082 (KAFKA-17116's pre-fix side) only: the coordinator names the member in the answer
+    # to its join; until that answer arrives the client's heartbeats carry no member id (``member_id``
+    # is then the name the coordinator will give it)
+    named: bool = True
+    # offset commits (only when modelled): the epoch of its last OffsetCommit; it commits what it owns
+    # once per member epoch it learns
+    commit_epoch: int = -1
 
 
 @fast_repr

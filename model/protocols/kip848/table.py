@@ -5,10 +5,12 @@ The order is the listing order within each actor; guards are necessary condition
 
 from __future__ import annotations
 
+import dataclasses
 from typing import Any
 
 from groupcheck.model.actions import ActionSpec, Protocol, WorldHooks, register
 from groupcheck.model.protocols.kip848 import client, coordinator, properties, render
+from groupcheck.model.protocols.kip848 import timing as kt
 from groupcheck.model.protocols.kip848.state import IN_GROUP, RECONCILING
 from groupcheck.model.shared import faults
 from groupcheck.model.shared.state import ABSENT, CATCHUP, GONE, STEADY
@@ -20,6 +22,16 @@ def parts(text: str) -> frozenset[str]:
 
 def _in_group(cfg: Any, c: Any) -> bool:
     return c.status in IN_GROUP and not c.paused
+
+
+def _not_paused(cfg: Any, c: Any) -> bool:
+    """The guard of every response step (one guard: the listing takes the head of each queue)."""
+    return not c.paused
+
+
+def _broker_up(cfg: Any, b: int, br: Any, leader: int | None) -> bool:
+    """The guard of every request step."""
+    return br.up and not br.paused
 
 
 def _coordinating(cfg: Any, b: int, br: Any, leader: int | None) -> bool:
@@ -68,6 +80,7 @@ _CONSUMER = [
         request="Heartbeat",
         reads=parts("consumer link brokers"),
         writes=CONSUMER_WRITES,
+        timing=(kt.DELIVERY,),
     ),
     ActionSpec(
         "Reconcile",
@@ -90,6 +103,7 @@ _CONSUMER = [
         when=lambda cfg, c: _in_group(cfg, c) and c.awaiting,
         reads=parts("consumer link brokers"),
         writes=parts("consumer"),
+        timing=(kt.REQUEST_TIMEOUT,),
     ),
     ActionSpec(
         "HeartbeatResponse",
@@ -100,7 +114,40 @@ _CONSUMER = [
         "receives a ConsumerGroupHeartbeat response",
         fair="connection",
         message="HeartbeatResponse",
-        when=lambda cfg, c: not c.paused,
+        when=_not_paused,
+        reads=RECEIVE,
+        writes=RECEIVE,
+    ),
+    ActionSpec(
+        "Commit",
+        "consumer",
+        "self",
+        client.commit,
+        "send",
+        "commits the offsets of the partitions it owns with its member epoch (when commits are modelled)",
+        request="OffsetCommit",
+        when=lambda cfg, c: (
+            cfg.records_per_partition > 0
+            and bool(c.owned)
+            and not c.paused
+            and not c.stalled
+            and c.coordinator is not None
+            and c.commit_epoch != c.epoch
+        ),
+        reads=parts("consumer link brokers"),
+        writes=CONSUMER_WRITES,
+        timing=(kt.DELIVERY,),
+    ),
+    ActionSpec(
+        "OffsetCommitResponse",
+        "consumer",
+        "responses",
+        client.commit_answer,
+        "internal",
+        "receives an OffsetCommit response",
+        fair="connection",
+        message="OffsetCommitResponse",
+        when=_not_paused,
         reads=RECEIVE,
         writes=RECEIVE,
     ),
@@ -141,6 +188,7 @@ _CONSUMER = [
         when=_in_group,
         reads=parts("consumer budget"),
         writes=parts("consumer budget"),
+        timing=(kt.CONSUMER_PAUSE,),
     ),
     ActionSpec(
         "PollStall",
@@ -192,9 +240,22 @@ _BROKER = [
         "takes a heartbeat: validates, bumps, assigns, reconciles the member, writes and answers",
         fair="connection",
         message="Heartbeat",
-        when=lambda cfg, b, br, leader: br.up and not br.paused,
+        when=_broker_up,
         reads=BROKER_READS,
         writes=BROKER_WRITES,
+    ),
+    ActionSpec(
+        "HandleOffsetCommit",
+        "broker",
+        "requests",
+        coordinator.handle_offset_commit,
+        "internal",
+        "takes an OffsetCommit: checks the member epoch (per partition since KIP-1251) and answers",
+        fair="connection",
+        message="OffsetCommit",
+        when=_broker_up,
+        reads=BROKER_READS,
+        writes=parts("link"),
     ),
     ActionSpec(
         "LoadGroup",
@@ -218,6 +279,7 @@ _BROKER = [
         when=_coordinating,
         reads=BROKER_READS,
         writes=parts("broker log"),
+        timing=(kt.SESSION,),
     ),
     ActionSpec(
         "RebalanceTimeout",
@@ -230,6 +292,7 @@ _BROKER = [
         when=_coordinating,
         reads=BROKER_READS,
         writes=parts("broker log hist"),
+        timing=(kt.REBALANCE,),
     ),
     ActionSpec(
         "GcResume",
@@ -265,6 +328,7 @@ _BROKER = [
         when=lambda cfg, b, br, leader: leader is None and br.up,
         reads=parts("broker leader"),
         writes=LEADERSHIP,
+        timing=(kt.LOAD,),
     ),
     ActionSpec(
         "BrokerRestart",
@@ -328,5 +392,19 @@ CONSUMER = register(
         (*_CONSUMER, *_BROKER, *_ENV),
         phases=render.PHASES,
         hooks=HOOKS,
+    )
+)
+
+# KIP-848 with a group.instance.id on every consumer (static membership): the same actions, whose
+# handlers read the scenario's protocol; instance ids follow process indices (Config.instance_of), so
+# consumers are not interchangeable and consumer symmetry is off
+CONSUMER_STATIC = register(
+    Protocol(
+        "consumer-static",
+        "KIP-848 with static members: a leave with epoch -2 keeps the assignment, a process with the same "
+        "group.instance.id replaces the member and inherits it",
+        (*_CONSUMER, *_BROKER, *_ENV),
+        phases=render.PHASES,
+        hooks=dataclasses.replace(HOOKS, consumer_symmetry=False),
     )
 )
