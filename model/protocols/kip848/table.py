@@ -14,10 +14,7 @@ from groupcheck.model.protocols.kip848 import timing as kt
 from groupcheck.model.protocols.kip848.state import IN_GROUP, RECONCILING
 from groupcheck.model.shared import faults
 from groupcheck.model.shared.state import ABSENT, CATCHUP, GONE, STEADY
-
-
-def parts(text: str) -> frozenset[str]:
-    return frozenset(text.split())
+from groupcheck.model.shared.table import LINK_FAULTS, parts
 
 
 def _in_group(cfg: Any, c: Any) -> bool:
@@ -344,33 +341,7 @@ _BROKER = [
     ),
 ]
 
-_ENV = [
-    ActionSpec(
-        "HealLink",
-        "env",
-        "links",
-        faults.heal_link,
-        "fault",
-        "a cut link heals",
-        fair="args",
-        when=lambda cfg, cut: cut,
-        reads=parts("link"),
-        writes=parts("link"),
-    ),
-    ActionSpec(
-        "CutLink",
-        "env",
-        "links",
-        faults.cut_link,
-        "fault",
-        "a link is cut: what is in flight on it is lost (a lost request or response)",
-        fair="fault",
-        spends="network_partitions",
-        when=lambda cfg, cut: not cut,
-        reads=parts("link budget consumers brokers"),  # only between a live consumer and a live broker
-        writes=parts("link budget"),
-    ),
-]
+_ENV = list(LINK_FAULTS)
 
 HOOKS = WorldHooks(
     initial_world=render.initial_world,

@@ -35,13 +35,10 @@ from groupcheck.model.shared.state import (
     STEADY,
     STOPPED,
 )
+from groupcheck.model.shared.table import LINK_FAULTS, parts
 
 REQUESTS = ("Heartbeat", "OffsetCommit", "JoinGroup", "SyncGroup", "LeaveGroup")
 RESPONSES = tuple(r + "Response" for r in REQUESTS)
-
-
-def parts(text: str) -> frozenset[str]:
-    return frozenset(text.split())
 
 
 # -- listing guards ---------------------------------------------------------------------------------------
@@ -543,31 +540,7 @@ def _broker_steps() -> list[ActionSpec]:
 
 
 _ENV = [
-    ActionSpec(
-        "HealLink",
-        "env",
-        "links",
-        faults.heal_link,
-        "fault",
-        "a cut link heals",
-        fair="args",
-        when=lambda cfg, cut: cut,
-        reads=parts("link"),
-        writes=parts("link"),
-    ),
-    ActionSpec(
-        "CutLink",
-        "env",
-        "links",
-        faults.cut_link,
-        "fault",
-        "a link is cut (a network partition)",
-        fair="fault",
-        spends="network_partitions",
-        when=lambda cfg, cut: not cut,
-        reads=parts("link budget consumers brokers"),  # only between a live consumer and a live broker
-        writes=parts("link budget"),
-    ),
+    *LINK_FAULTS,
     ActionSpec(
         "AddPartition",
         "env",
