@@ -15,9 +15,9 @@ from groupcheck.model.actions import WorldHooks
 from groupcheck.model.group import Act, GroupModel, broker_name, consumer_name, protocol_of
 from groupcheck.model.protocols.seed.coordinator import GROUP_RECORDS, expiry_cause
 from groupcheck.model.scenario import DEADLOCK, Scenario
-from groupcheck.model.shared.config import FAULT_NAMES, Config
+from groupcheck.model.shared.config import Config
 from groupcheck.model.shared.generations import generations_in, renumber_generations
-from groupcheck.model.shared.network import link
+from groupcheck.model.shared.network import link, network_view
 from groupcheck.model.shared.properties import DESCRIPTIONS, current_generation
 from groupcheck.model.shared.state import GONE, MEMBER, OK, REC_GENERATION, REC_GROUP, REC_MEMBERS, Msg, World
 from groupcheck.model.shared.symmetry import canonical_member_ids, member_ids_in, rename_member_ids
@@ -145,24 +145,8 @@ def state_dict(cfg: Config, w: World) -> dict[str, dict[str, Any]]:
         "ownership": {cfg.slot_name(s): _m(log.ownership[s]) for s in existing},
         "offsets": {cfg.slot_name(s): log.offsets[s] for s in existing},
     }
-    in_flight: dict[str, list[str]] = {}
-    cut = []
-    for c in range(len(w.consumers)):
-        for b in range(cfg.brokers):
-            ln = link(cfg, w, c, b)
-            if ln.cut:
-                cut.append(f"{consumer_name(c)}-{broker_name(b)}")
-            if ln.to_broker:
-                in_flight[f"{consumer_name(c)}->{broker_name(b)}"] = [msg_text(cfg, m) for m in ln.to_broker]
-            if ln.to_consumer:
-                in_flight[f"{broker_name(b)}->{consumer_name(c)}"] = [
-                    msg_text(cfg, m) for m in ln.to_consumer
-                ]
     out["world"] = {
-        "partitions": {t: n for (t, _), n in zip(cfg.topics, w.sizes, strict=True)},
-        "cut_links": cut,
-        "in_flight": in_flight,
-        "faults_left": {k: n for k in FAULT_NAMES if (n := getattr(w.budget, k))},
+        **network_view(cfg, w, msg_text),
         "current_generation": current_generation(w),
         "max_generation_issued": w.hist.max_issued,
         "acked_offsets": {cfg.slot_name(s): w.hist.acked[s] for s in existing},

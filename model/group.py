@@ -32,6 +32,8 @@ from groupcheck.model.assignors import ASSIGNORS, owner_per_slot
 from groupcheck.model.shared.choice import Plan, Unplanned, tails
 from groupcheck.model.shared.config import Config
 from groupcheck.model.shared.generations import renumber_generations
+from groupcheck.model.shared.network import broker_name as broker_name
+from groupcheck.model.shared.network import consumer_name as consumer_name
 from groupcheck.model.shared.properties import properties
 from groupcheck.model.shared.state import (
     ABSENT,
@@ -141,14 +143,6 @@ def _renamed_text(key: tuple[Any, object, tuple[int, ...]]) -> str:
     """The fingerprint text of a part renamed: ``key`` is (the renaming function, the part, new_of)."""
     rename, obj, new_of = key
     return fingerprint_text(rename(obj, new_of))
-
-
-def consumer_name(c: int) -> str:
-    return f"C{c + 1}"
-
-
-def broker_name(b: int) -> str:
-    return f"B{b + 1}"
 
 
 _RESPONSES_AT = object()  # a consumer's listing: its responses, one per link, go here

@@ -8,9 +8,20 @@ loses its connections' contents too.
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from typing import Any
+
 from groupcheck.checker.fingerprint import replace
-from groupcheck.model.shared.config import Config
+from groupcheck.model.shared.config import FAULT_NAMES, Config
 from groupcheck.model.shared.state import Link, Msg, World, tset
+
+
+def consumer_name(c: int) -> str:
+    return f"C{c + 1}"
+
+
+def broker_name(b: int) -> str:
+    return f"B{b + 1}"
 
 
 def link_index(cfg: Config, c: int, b: int) -> int:
@@ -66,3 +77,27 @@ def clear_consumer_links(cfg: Config, links: tuple[Link, ...], c: int) -> tuple[
         i = link_index(cfg, c, b)
         out[i] = Link(cut=links[i].cut)
     return tuple(out)
+
+
+def network_view(cfg: Config, w: World, msg_text: Callable[[Config, Any], str]) -> dict[str, Any]:
+    """The network and the environment as a trace's state shows them, whatever the protocol: partitions
+    per topic, cut links, what is in flight each way (each message by ``msg_text``), fault budgets left."""
+    in_flight: dict[str, list[str]] = {}
+    cut = []
+    for c in range(len(w.consumers)):
+        for b in range(cfg.brokers):
+            ln = link(cfg, w, c, b)
+            if ln.cut:
+                cut.append(f"{consumer_name(c)}-{broker_name(b)}")
+            if ln.to_broker:
+                in_flight[f"{consumer_name(c)}->{broker_name(b)}"] = [msg_text(cfg, m) for m in ln.to_broker]
+            if ln.to_consumer:
+                in_flight[f"{broker_name(b)}->{consumer_name(c)}"] = [
+                    msg_text(cfg, m) for m in ln.to_consumer
+                ]
+    return {
+        "partitions": {t: n for (t, _), n in zip(cfg.topics, w.sizes, strict=True)},
+        "cut_links": cut,
+        "in_flight": in_flight,
+        "faults_left": {k: n for k in FAULT_NAMES if (n := getattr(w.budget, k))},
+    }

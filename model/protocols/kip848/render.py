@@ -26,8 +26,8 @@ from groupcheck.model.protocols.kip848.state import (
     KMember,
     KMsg,
 )
-from groupcheck.model.shared.config import FAULT_NAMES, Config
-from groupcheck.model.shared.network import link
+from groupcheck.model.shared.config import Config
+from groupcheck.model.shared.network import link, network_view
 from groupcheck.model.shared.state import ABSENT, GONE, NONE, STEADY, Link, World
 
 INITIAL_EPOCH = 1  # a new group starts at group epoch 1 and target assignment epoch 1 (KAFKA-20268)
@@ -173,25 +173,7 @@ def state_dict(cfg: Config, w: World) -> dict[str, dict[str, Any]]:
             **(_group(cfg, br) if br.role != NONE else {}),
         }
     out["log"] = _group(cfg, w.log)
-    in_flight: dict[str, list[str]] = {}
-    cut = []
-    for c in range(len(w.consumers)):
-        for b in range(cfg.brokers):
-            ln = link(cfg, w, c, b)
-            if ln.cut:
-                cut.append(f"{consumer_name(c)}-{broker_name(b)}")
-            if ln.to_broker:
-                in_flight[f"{consumer_name(c)}->{broker_name(b)}"] = [msg_text(cfg, m) for m in ln.to_broker]
-            if ln.to_consumer:
-                in_flight[f"{broker_name(b)}->{consumer_name(c)}"] = [
-                    msg_text(cfg, m) for m in ln.to_consumer
-                ]
-    out["world"] = {
-        "partitions": {t: n for (t, _), n in zip(cfg.topics, w.sizes, strict=True)},
-        "cut_links": cut,
-        "in_flight": in_flight,
-        "faults_left": {k: n for k in FAULT_NAMES if (n := getattr(w.budget, k))},
-    }
+    out["world"] = network_view(cfg, w, msg_text)
     return out
 
 
