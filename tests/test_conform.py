@@ -1,4 +1,4 @@
-"""Conformance with Kafka's coordinator (groupcheck/conform.py and the Maven harness in conformance/).
+"""Conformance with Kafka's coordinator (groupcheck/conform/ and the Maven harness in conformance/).
 
 Every test that needs the harness takes the ``harness`` fixture: without Java or Maven (or when the harness
 cannot be built, e.g. offline with nothing cached) they are skipped, unless ``GROUPCHECK_REQUIRE_JAVA=1``
@@ -383,7 +383,7 @@ def test_cli_conform_steered(harness: conform.Harness, capsys: pytest.CaptureFix
 
 def test_missing_java_or_maven_says_what_to_install(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
     monkeypatch.setenv("GROUPCHECK_CACHE", str(tmp_path))  # nothing built there
-    monkeypatch.setattr(conform.shutil, "which", lambda tool: None)
+    monkeypatch.setattr(conform.harness.shutil, "which", lambda tool: None)
     assert conform.missing_tools() == ["java", "javac", "mvn"]
     with pytest.raises(conform.HarnessUnavailable, match="apt-get install openjdk-17-jdk-headless maven"):
         conform.harness_classpath()
