@@ -42,10 +42,11 @@ except ImportError:  # an older name of the same function
     from groupcheck.model.shared.symmetry import _ids as held_member_ids  # type: ignore[attr-defined,no-redef]
 
 
-PROTOCOLS = ("eager", "cooperative", "static")
+PROTOCOLS = ("eager", "cooperative", "static", "consumer")
 CLASSIC_NOTE = (
     "the seed-000 design ('seed') has no implementation in Kafka (Kafka's coordinator speaks today's "
-    "JoinGroup + SyncGroup protocol): conformance covers the eager, cooperative and static protocols only"
+    "JoinGroup + SyncGroup and KIP-848 protocols): conformance covers the eager, cooperative, static and "
+    "consumer (KIP-848) protocols only"
 )
 DEFAULT_MAX_STEPS = 60
 # the model's error codes as Kafka names them

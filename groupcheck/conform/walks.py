@@ -9,6 +9,7 @@ from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
 from typing import Any
 
+from groupcheck.conform.consumer import ConsumerReplayer, kafka_config, model_for
 from groupcheck.conform.divergences import _base
 from groupcheck.conform.harness import Harness
 from groupcheck.conform.replay import (
@@ -111,9 +112,12 @@ def replay_walk(
     With ``then_walk`` (a steered walk) the ``actions`` are a prefix: when they run out, or one is not
     enabled (Kafka resolved an earlier choice otherwise), the walk goes on at random up to ``max_steps``.
     Comparison stops at the first difference."""
-    model = GroupModel(sc.config)
+    consumer = sc.config.protocol == "consumer"
+    model = model_for(sc) if consumer else GroupModel(sc.config)
     (w,) = model.init_states()
-    rep = Replayer(sc, model, harness)
+    rep: Replayer | ConsumerReplayer = (
+        ConsumerReplayer(sc, model, harness) if consumer else Replayer(sc, model, harness)
+    )
     rep.start(w)
     divergence = None
     taken: list[list[Any]] = []
@@ -141,7 +145,9 @@ def replay_walk(
             if i >= max_steps:
                 break
             assert rng is not None
-            options = urgent_options(model, w) or random_options(model, w, rng)
+            # KIP-848's coordinator takes no step of its own inside a request: nothing is urgent
+            urgent = None if consumer else urgent_options(model, w)
+            options = urgent or random_options(model, w, rng)
             if not options:
                 break
         i += 1
@@ -210,7 +216,8 @@ def run(
                     path = counterexamples(sc)
                     if path is not None:
                         jobs.append((sc, "counterexample of the exhaustive search", path, None))
-            todo = list(STEER_TARGETS) if steer is not None else []
+            todo = [t for t in STEER_TARGETS if protocol != "consumer" or t in CONSUMER_STEERED]
+            todo = todo if steer is not None else []
             for sc in scs:
                 if not todo:
                     break
@@ -319,6 +326,10 @@ STEER_TARGETS: dict[str, Target] = {
     "SyncTimeout": _enabled("SyncTimeout"),
 }
 STEER_MAX_STATES = 20_000
+# the targets steered to in the consumer protocol (KIP-848): its rebalance timeout, which needs a member
+# whose poll loop stalls while it must revoke (1 of 3,000 random walks); the others are the classic
+# protocols' responses
+CONSUMER_STEERED = ("RebalanceTimeout",)
 
 
 class _Steered(GroupModel):
@@ -342,7 +353,8 @@ def steering_search(
         found: dict[str, Sequence[Act]] = {}
         todo = list(targets)
         while todo:
-            model = _Steered(sc.config)
+            cfg = kafka_config(sc.config) if sc.config.protocol == "consumer" else sc.config
+            model = _Steered(cfg)
 
             def never(target: str, model: GroupModel = model) -> Any:
                 reached = STEER_TARGETS[target]

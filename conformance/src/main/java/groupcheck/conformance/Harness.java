@@ -910,7 +910,9 @@ final class Harness {
             .setServerAssignor(full ? cgAssignor : null)
             .setTopicPartitions(owned == null ? null : requestPartitions((List<Object>) owned));
         Map<String, Object> r = response(ev, "ConsumerGroupHeartbeat");
-        Errors down = unavailable();
+        // "elsewhere": the request reached a broker that does not host the group's partition (its
+        // coordinator is another broker), whose runtime answers NOT_COORDINATOR
+        Errors down = Boolean.TRUE.equals(ev.get("elsewhere")) ? Errors.NOT_COORDINATOR : unavailable();
         if (down != null) {
             send(cgResponse(r, cgError(request, runtimeException(down)), "runtime"));
             return;
