@@ -888,7 +888,7 @@ final class Harness {
 
     /**
      * One ConsumerGroupHeartbeat, as the Java consumer sends it: {@code epoch} 0 to join, -1 to leave;
-     * {@code full} (and every join) carries every field (rebalance timeout, subscription: every topic,
+     * {@code full} (and every join) carries every field (rebalance timeout, subscription: {@code topics}, else every topic,
      * server assignor); {@code owned} the owned partitions, or null when the field is left out. The
      * response goes out once the operation's records are written. An exception of the coordinator that is
      * not an API error (an IllegalStateException of the partition epochs, say) is reported as such.
@@ -905,7 +905,7 @@ final class Harness {
             .setInstanceId(null)
             .setRackId(null)
             .setRebalanceTimeoutMs(full ? REBALANCE_TIMEOUT_MS : -1)
-            .setSubscribedTopicNames(full ? new ArrayList<>(image.topicNames()) : null)
+            .setSubscribedTopicNames(full ? subscription(ev) : null)
             .setSubscribedTopicRegex(null)
             .setServerAssignor(full ? cgAssignor : null)
             .setTopicPartitions(owned == null ? null : requestPartitions((List<Object>) owned));
@@ -942,6 +942,20 @@ final class Harness {
                 break;
             }
             out.add(e.getClassName().replaceFirst("^org\\.apache\\.kafka\\.", "") + "." + e.getMethodName() + ":" + e.getLineNumber());
+        }
+        return out;
+    }
+
+    /** A full heartbeat's subscription: the event's {@code topics}, else every topic (as the model's members). */
+    @SuppressWarnings("unchecked")
+    private List<String> subscription(Map<String, Object> ev) {
+        Object topics = ev.get("topics");
+        if (topics == null) {
+            return new ArrayList<>(image.topicNames());
+        }
+        List<String> out = new ArrayList<>();
+        for (Object o : (List<Object>) topics) {
+            out.add((String) o);
         }
         return out;
     }
