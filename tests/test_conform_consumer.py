@@ -298,3 +298,22 @@ def test_the_models_range_assignor_agrees_with_kafkas_for_heterogeneous_subscrip
 
 def _topic_of(offsets: tuple[int, ...], slot: int) -> int:
     return max(i for i, off in enumerate(offsets) if off <= slot)
+
+
+def test_the_table_per_scenario(harness: conform.Harness) -> None:
+    """python -m groupcheck.conform.table: each scenario's figures and divergences by class, summed."""
+    from groupcheck.conform.table import by_scenario, table_lines
+
+    scs = [
+        scenario("specs/consumer/member-joins.toml"),
+        scenario("conformance/scenarios/consumer-empty-start.toml"),
+    ]
+    scs.append(scenario("specs/switches/eager-respond-sync-before-persist.toml"))  # not conformable: left out
+    rows = by_scenario(scs, walks=40, seed=6, harness=harness)
+    assert [sc.name for sc, _ in rows] == ["consumer-member-joins", "conformance-consumer-empty-start"]
+    lines = table_lines(rows)
+    assert lines[1].startswith("consumer-member-joins") and lines[1].rstrip().endswith("none")
+    assert all(p.walks == 40 and p.steps > 40 * 20 for _, p in rows)
+    total = lines[-1].split()
+    assert total[0] == "total" and int(total[1]) == 80 and int(total[3]) == sum(p.steps for _, p in rows)
+    assert total[-2:] == ["0", "unexplained"]
