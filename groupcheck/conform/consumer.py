@@ -26,11 +26,12 @@ from groupcheck.conform.divergences import KNOWN, SIMPLIFICATION, Divergence, Ki
 from groupcheck.conform.harness import Harness, HarnessUnavailable
 from groupcheck.conform.replay import StepRecord, _label
 from groupcheck.model import Act, GroupModel
-from groupcheck.model.protocols.kip848.coordinator import serving, target_of
+from groupcheck.model.protocols.kip848.coordinator import member_of, serving, target_of
 from groupcheck.model.protocols.kip848.state import (
     FREE,
     LEAVE_EPOCH,
     M_STABLE,
+    M_UNRELEASED,
     OK,
     KCoordinator,
     KMsg,
@@ -237,6 +238,7 @@ class ConsumerReplayer:
                             diffs.append((f"HeartbeatResponse to C{c + 1}.{f}", m[f], kn[f], ""))
             else:  # the link is cut: the model's answer is lost on the way, and so is Kafka's
                 self.coverage["response lost on a cut link"] += 1
+        self.count_rare(w, act, nxt)
         mstate = self.model_state(nxt)
         kstate = self.kafka_state(result["state"])
         if not diffs:
@@ -269,6 +271,27 @@ class ConsumerReplayer:
         else:
             kind = f"unexplained:{self.field_kind(f)}"
         return act, nxt, Divergence(index, kind, f, mv, kv, d)
+
+    def count_rare(self, w: World, act: Act, nxt: World) -> None:
+        """Coverage of the protocol's rare situations (issue 27's steering targets), as the model takes
+        them: ``reached <what>``."""
+        name = act.name
+        if name == "HandleHeartbeat":
+            b, c = act.args[0], act.args[1]
+            req: KMsg = w.links[link_index(self.cfg, c, b)].to_broker[0]
+            m = member_of(w.brokers[b].members, req.member_id) if serving(w, b) else None
+            if m is not None and 0 < req.epoch < m.epoch:
+                answer = nxt.links[link_index(self.cfg, c, b)].to_consumer
+                ok = bool(answer) and answer[-1].error == OK
+                self.coverage[f"reached previous-epoch heartbeat ({'tolerated' if ok else 'fenced'})"] += 1
+        elif name == "RebalanceTimeout":
+            self.coverage["reached rebalance timeout during revocation"] += 1
+        elif name == "LoadGroup" and group_state(nxt.brokers[act.args[0]]) in ("Assigning", "Reconciling"):
+            self.coverage["reached reload mid-reconciliation"] += 1
+        b = nxt.leader
+        if b is not None and serving(nxt, b):
+            if any(r.state == M_UNRELEASED for _, r in nxt.brokers[b].members):
+                self.coverage["reached unreleased partitions (steps)"] += 1
 
     @staticmethod
     def field_kind(field: str) -> str:

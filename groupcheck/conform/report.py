@@ -219,6 +219,9 @@ def summary_lines(report: Report) -> list[str]:
             )
         for target in p.unreached:
             lines.append(f"{'':<4}steered to {target}: no path within the search's limit in any scenario")
+        for key, n in sorted(p.coverage.items()):  # the consumer protocol's rare situations (issue 27)
+            if key.startswith("reached "):
+                lines.append(f"{'':<4}{key}: {n}")
         for kind, n in sorted(p.known.items()):
             where = p.known_bundles.get(kind)
             tag = "awaiting a model fix" if KNOWN[kind].category == MODEL_FIX else "documented simplification"
