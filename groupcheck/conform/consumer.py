@@ -34,6 +34,7 @@ from groupcheck.model.protocols.kip848.state import (
     M_UNRELEASED,
     OK,
     KCoordinator,
+    KMember,
     KMsg,
 )
 from groupcheck.model.scenario import Scenario
@@ -125,16 +126,7 @@ class ConsumerReplayer:
             for mid, r in br.members:
                 c = next(i for i, cons in enumerate(w0.consumers) if cons.member_id == mid)
                 members.append(
-                    {
-                        "member": self.member(mid),
-                        "client": f"C{c + 1}",
-                        "epoch": r.epoch,
-                        "prev": r.prev,
-                        "state": r.state,
-                        "assigned": self.partitions(r.assigned),
-                        "pending": self.partitions(r.pending),
-                        "target": self.partitions(target_of(br.target, mid)),
-                    }
+                    {"member": self.member(mid), "client": f"C{c + 1}", **self.member_view(br, mid, r)}
                 )
             events.append(
                 {
@@ -311,6 +303,17 @@ class ConsumerReplayer:
         }
 
     # -- the group's state --------------------------------------------------------------------------------
+    def member_view(self, br: KCoordinator, mid: int, r: KMember) -> dict[str, Any]:
+        """A member as the harness reports it (and bootstraps it): epochs, state, partitions, target."""
+        return {
+            "epoch": r.epoch,
+            "prev": r.prev,
+            "state": r.state,
+            "assigned": self.partitions(r.assigned),
+            "pending": self.partitions(r.pending),
+            "target": self.partitions(target_of(br.target, mid)),
+        }
+
     def model_state(self, w: World) -> dict[str, Any]:
         b = w.leader
         if b is None or not w.brokers[b].up:
@@ -325,17 +328,7 @@ class ConsumerReplayer:
             "group": group_state(br),
             "group_epoch": br.group_epoch,
             "assignment_epoch": br.assign_epoch,
-            "members": {
-                self.member(mid): {
-                    "epoch": r.epoch,
-                    "prev": r.prev,
-                    "state": r.state,
-                    "assigned": self.partitions(r.assigned),
-                    "pending": self.partitions(r.pending),
-                    "target": self.partitions(target_of(br.target, mid)),
-                }
-                for mid, r in br.members
-            },
+            "members": {self.member(mid): self.member_view(br, mid, r) for mid, r in br.members},
             "partition_epochs": {
                 "-".join(map(str, self.partition(s))): e for s, e in enumerate(br.pepochs) if e != FREE
             },
