@@ -888,8 +888,9 @@ final class Harness {
 
     /**
      * One ConsumerGroupHeartbeat, as the Java consumer sends it: {@code epoch} 0 to join, -1 to leave;
-     * {@code full} (and every join) carries every field (rebalance timeout, subscription: {@code topics}, else every topic,
-     * server assignor); {@code owned} the owned partitions, or null when the field is left out. The
+     * {@code full} (and every join) carries every field (rebalance timeout, subscription: {@code topics},
+     * else every topic; server assignor); {@code owned} the owned partitions, or null when the field is
+     * left out; {@code elsewhere}: the broker is not the coordinator (NOT_COORDINATOR). The
      * response goes out once the operation's records are written. An exception of the coordinator that is
      * not an API error (an IllegalStateException of the partition epochs, say) is reported as such.
      */
@@ -941,7 +942,8 @@ final class Harness {
             if (out.size() == 6) {
                 break;
             }
-            out.add(e.getClassName().replaceFirst("^org\\.apache\\.kafka\\.", "") + "." + e.getMethodName() + ":" + e.getLineNumber());
+            String cls = e.getClassName().replaceFirst("^org\\.apache\\.kafka\\.", "");
+            out.add(cls + "." + e.getMethodName() + ":" + e.getLineNumber());
         }
         return out;
     }
