@@ -342,3 +342,33 @@ def test_the_table_per_scenario(harness: conform.Harness) -> None:
     total = lines[-1].split()
     assert total[0] == "total" and int(total[1]) == 80 and int(total[3]) == sum(p.steps for _, p in rows)
     assert total[-2:] == ["0", "unexplained"]
+
+
+# specs/history's KIP-848 bugs, each pre-fix counterexample replayed against Kafka 4.3.1: the fixes 4.3.1 has
+# make Kafka answer otherwise (the first field that differs), the one it lacks (KAFKA-20442) and the client's
+# (KAFKA-16185, which a coordinator cannot show) agree with the model at every step
+PRE_FIX: dict[str, str | None] = {
+    "kafka-16147-partition-epoch-lost-pre-fix": "state.partition_epochs",
+    "kafka-16185-same-partitions-never-acknowledged-pre-fix": None,
+    "kafka-16249-acknowledgement-dropped-pre-fix": "HeartbeatResponse to C1.epoch",
+    "kafka-19233-rejoin-fenced-pre-fix": "HeartbeatResponse to C2.error",
+    "kafka-20442-empty-group-epochs-pre-fix": None,
+}
+
+
+@pytest.mark.parametrize("name", sorted(PRE_FIX))
+def test_kafka_431_has_the_fixes_the_model_has_switches_for(harness: conform.Harness, name: str) -> None:
+    from groupcheck.runner import check_scenario
+
+    sc = scenario(f"specs/history/{name}.toml")
+    assert sc.switches_off and sc.config.protocol == "consumer"
+    cex = check_scenario(sc).result.counterexample
+    assert cex is not None, "the pre-fix scenario is violated"
+    r = conform.replay_walk(
+        sc, harness, actions=[s.action for s in cex.steps], source="pre-fix counterexample"
+    )
+    want = PRE_FIX[name]
+    if want is None:
+        assert r.divergence is None and r.steps == len(cex.steps)
+    else:
+        assert r.divergence is not None and r.divergence.field == want, r.divergence
