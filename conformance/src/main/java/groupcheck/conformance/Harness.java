@@ -4,8 +4,12 @@ import org.apache.kafka.clients.consumer.ConsumerPartitionAssignor.Assignment;
 import org.apache.kafka.clients.consumer.ConsumerPartitionAssignor.Subscription;
 import org.apache.kafka.clients.consumer.internals.ConsumerProtocol;
 import org.apache.kafka.common.TopicPartition;
+import org.apache.kafka.common.Uuid;
+import org.apache.kafka.common.errors.ApiException;
 import org.apache.kafka.common.errors.CoordinatorLoadInProgressException;
 import org.apache.kafka.common.errors.NotCoordinatorException;
+import org.apache.kafka.common.message.ConsumerGroupHeartbeatRequestData;
+import org.apache.kafka.common.message.ConsumerGroupHeartbeatResponseData;
 import org.apache.kafka.common.message.HeartbeatRequestData;
 import org.apache.kafka.common.message.HeartbeatResponseData;
 import org.apache.kafka.common.message.JoinGroupRequestData;
@@ -40,10 +44,14 @@ import org.apache.kafka.coordinator.group.GroupCoordinatorRecordHelpers;
 import org.apache.kafka.coordinator.group.GroupCoordinatorRecordSerde;
 import org.apache.kafka.coordinator.group.GroupCoordinatorShard;
 import org.apache.kafka.coordinator.group.GroupMetadataManager;
+import org.apache.kafka.coordinator.group.Utils;
 import org.apache.kafka.coordinator.group.classic.ClassicGroup;
 import org.apache.kafka.coordinator.group.classic.ClassicGroupMember;
 import org.apache.kafka.coordinator.group.classic.ClassicGroupState;
 import org.apache.kafka.coordinator.group.metrics.GroupCoordinatorMetrics;
+import org.apache.kafka.coordinator.group.modern.MemberState;
+import org.apache.kafka.coordinator.group.modern.consumer.ConsumerGroup;
+import org.apache.kafka.coordinator.group.modern.consumer.ConsumerGroupMember;
 import org.apache.kafka.coordinator.group.modern.share.ShareGroupConfig;
 import org.apache.kafka.server.authorizer.AuthorizableRequestContext;
 import org.apache.kafka.timeline.SnapshotRegistry;
@@ -60,6 +68,8 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
+import java.util.Set;
+import java.util.TreeSet;
 import java.util.TreeMap;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
@@ -109,9 +119,16 @@ final class Harness {
     private final List<String> notes = new ArrayList<>();
     private final GroupCoordinatorConfig config;
     private final GroupConfigManager groupConfigManager;
+    /** The topics a consumer group sees (cg_setup); null: none (classic groups need no metadata). */
+    private TopicsImage image;
+    /** The server-side assignor consumer-group members ask for (ConsumerGroupHeartbeat's ServerAssignor). */
+    private String cgAssignor = "uniform";
 
     Harness() {
         Map<String, Object> props = new HashMap<>();
+        // consumer groups (KIP-848): the target assignment is computed inside the heartbeat that bumps the
+        // group epoch, never deferred to a later one (4.3's default interval is 1 s)
+        props.put(GroupCoordinatorConfig.CONSUMER_GROUP_ASSIGNMENT_INTERVAL_MS_CONFIG, 0);
         config = GroupCoordinatorConfig.fromProps(props);
         groupConfigManager = new GroupConfigManager(Map.of(), config, ShareGroupConfig.fromProps(props));
     }
@@ -130,6 +147,7 @@ final class Harness {
                 event(ev, info);
             } catch (RuntimeException ex) {
                 info.put("harness_error", ex.toString());
+                info.put("at", where(ex));
             }
             infos.add(info);
         }
@@ -165,6 +183,15 @@ final class Harness {
             case "unload": discard(true); status = "none"; break;
             case "elect": elect(info); break;
             case "load": load(); break;
+            case "cg_setup": cgSetup(ev); break;
+            case "cg_bootstrap": cgBootstrap(ev); break;
+            case "cg_heartbeat": cgHeartbeat(ev, info); break;
+            case "cg_session_timeout":
+                fire(GroupMetadataManager.groupSessionTimeoutKey(GROUP, str(ev, "member")), info);
+                break;
+            case "cg_rebalance_timeout":
+                fire(GroupMetadataManager.groupRebalanceTimeoutKey(GROUP, str(ev, "member")), info);
+                break;
             default: throw new IllegalArgumentException("unknown op " + op);
         }
     }
@@ -177,6 +204,8 @@ final class Harness {
         deferredAppends.clear();
         outbox.clear();
         time.setMs(0);
+        image = null;
+        cgAssignor = "uniform";
         elect(new LinkedHashMap<>());
         load();
     }
@@ -212,7 +241,7 @@ final class Harness {
     }
 
     private void load() {
-        shard.onLoaded(CoordinatorMetadataImage.EMPTY);
+        shard.onLoaded(image != null ? image : CoordinatorMetadataImage.EMPTY);
         status = "serving";
     }
 
@@ -757,6 +786,9 @@ final class Harness {
         s.put("coordinator", status);
         s.put("time_ms", time.milliseconds());
         s.put("log_records", log.size());
+        if (image != null) {
+            return consumerState(s);
+        }
         ClassicGroup group = classicGroup();
         if (group == null) {
             s.put("group", null);
@@ -783,6 +815,292 @@ final class Harness {
         s.put("members", members);
         s.put("timers", timer == null ? List.of() : timer.keys());
         return s;
+    }
+
+    // ------------------------------------------------------------------------ consumer groups (KIP-848)
+
+    /**
+     * A walk of the consumer protocol: the scenario's topics (each {@code [name, partitions]}) become the
+     * coordinator's metadata image and {@code assignor} the server-side assignor members ask for; the
+     * coordinator is then elected afresh over the (empty) log and loaded with that image.
+     */
+    @SuppressWarnings("unchecked")
+    private void cgSetup(Map<String, Object> ev) {
+        image = new TopicsImage();
+        for (Object o : (List<Object>) ev.get("topics")) {
+            List<Object> t = (List<Object>) o;
+            image.add((String) t.get(0), ((Number) t.get(1)).intValue());
+        }
+        cgAssignor = str(ev, "assignor");
+        elect(new LinkedHashMap<>());
+        load();
+    }
+
+    /**
+     * The initial state of a scenario whose consumer group starts formed: the records a coordinator that
+     * formed it would have written (each member's subscription, the group epoch with the subscribed
+     * topics' metadata hash as Kafka computes it, the target assignment and its epoch, each member's
+     * current assignment), replayed by a fresh coordinator as after a failover.
+     */
+    @SuppressWarnings("unchecked")
+    private void cgBootstrap(Map<String, Object> ev) {
+        List<String> topics = new ArrayList<>(image.topicNames());
+        Map<String, Long> hashes = new TreeMap<>();
+        for (String t : topics) {
+            hashes.put(t, Utils.computeTopicHash(t, image));
+        }
+        List<ConsumerGroupMember> members = new ArrayList<>();
+        List<Object> targets = new ArrayList<>();
+        for (Object o : (List<Object>) ev.get("members")) {
+            Map<String, Object> m = (Map<String, Object>) o;
+            int epoch = ((Number) m.get("epoch")).intValue();
+            members.add(new ConsumerGroupMember.Builder(str(m, "member"))
+                .setMemberEpoch(epoch)
+                .setPreviousMemberEpoch(((Number) m.get("prev")).intValue())
+                .setState(MemberState.valueOf(str(m, "state")))
+                .setAssignedPartitions(epochs((List<Object>) m.get("assigned"), epoch))
+                .setPartitionsPendingRevocation(epochs((List<Object>) m.get("pending"), epoch))
+                .setSubscribedTopicNames(topics)
+                .setRebalanceTimeoutMs(REBALANCE_TIMEOUT_MS)
+                .setClientId(str(m, "client"))
+                .setClientHost(InetAddress.getLoopbackAddress().toString())
+                .setServerAssignorName(cgAssignor)
+                .build());
+            targets.add(m.get("target"));
+        }
+        for (ConsumerGroupMember m : members) {
+            write(GroupCoordinatorRecordHelpers.newConsumerGroupMemberSubscriptionRecord(GROUP, m));
+        }
+        write(GroupCoordinatorRecordHelpers.newConsumerGroupEpochRecord(
+            GROUP, ((Number) ev.get("group_epoch")).intValue(), Utils.computeGroupHash(hashes)));
+        for (int i = 0; i < members.size(); i++) {
+            write(GroupCoordinatorRecordHelpers.newConsumerGroupTargetAssignmentRecord(
+                GROUP, members.get(i).memberId(), byTopic((List<Object>) targets.get(i))));
+        }
+        write(GroupCoordinatorRecordHelpers.newConsumerGroupTargetAssignmentMetadataRecord(
+            GROUP, ((Number) ev.get("assignment_epoch")).intValue(), time.milliseconds()));
+        for (ConsumerGroupMember m : members) {
+            write(GroupCoordinatorRecordHelpers.newConsumerGroupCurrentAssignmentRecord(GROUP, m));
+        }
+        elect(new LinkedHashMap<>());
+        load();
+    }
+
+    /**
+     * One ConsumerGroupHeartbeat, as the Java consumer sends it: {@code epoch} 0 to join, -1 to leave;
+     * {@code full} (and every join) carries every field (rebalance timeout, subscription: {@code topics},
+     * else every topic; server assignor); {@code owned} the owned partitions, or null when the field is
+     * left out; {@code elsewhere}: the broker is not the coordinator (NOT_COORDINATOR). The
+     * response goes out once the operation's records are written. An exception of the coordinator that is
+     * not an API error (an IllegalStateException of the partition epochs, say) is reported as such.
+     */
+    @SuppressWarnings("unchecked")
+    private void cgHeartbeat(Map<String, Object> ev, Map<String, Object> info) {
+        int epoch = ((Number) ev.get("epoch")).intValue();
+        boolean full = epoch == 0 || (epoch > 0 && Boolean.TRUE.equals(ev.get("full")));
+        Object owned = ev.get("owned");
+        ConsumerGroupHeartbeatRequestData request = new ConsumerGroupHeartbeatRequestData()
+            .setGroupId(GROUP)
+            .setMemberId(str(ev, "member"))
+            .setMemberEpoch(epoch)
+            .setInstanceId(null)
+            .setRackId(null)
+            .setRebalanceTimeoutMs(full ? REBALANCE_TIMEOUT_MS : -1)
+            .setSubscribedTopicNames(full ? subscription(ev) : null)
+            .setSubscribedTopicRegex(null)
+            .setServerAssignor(full ? cgAssignor : null)
+            .setTopicPartitions(owned == null ? null : requestPartitions((List<Object>) owned));
+        Map<String, Object> r = response(ev, "ConsumerGroupHeartbeat");
+        // "elsewhere": the request reached a broker that does not host the group's partition (its
+        // coordinator is another broker), whose runtime answers NOT_COORDINATOR
+        Errors down = Boolean.TRUE.equals(ev.get("elsewhere")) ? Errors.NOT_COORDINATOR : unavailable();
+        if (down != null) {
+            send(cgResponse(r, cgError(request, runtimeException(down)), "runtime"));
+            return;
+        }
+        Ctx ctx = new Ctx(ApiKeys.CONSUMER_GROUP_HEARTBEAT, str(ev, "client"));
+        CoordinatorResult<ConsumerGroupHeartbeatResponseData, CoordinatorRecord> result;
+        try {
+            result = shard.consumerGroupHeartbeat(ctx, request);
+            apply(result, false);  // replaying the records can throw too (the partition epochs)
+        } catch (RuntimeException ex) {
+            if (!(ex instanceof ApiException)) {
+                r.put("exception", ex.toString());
+                r.put("at", where(ex));
+                notes.add("ConsumerGroupHeartbeat of " + request.memberId() + " threw " + ex);
+            }
+            send(cgResponse(r, cgError(request, ex), "coordinator"));
+            return;
+        }
+        send(cgResponse(r, result.response(), "coordinator"));
+    }
+
+    /** The first frames of an exception's stack: where in Kafka's code (or the harness's) it was thrown. */
+    static List<Object> where(Throwable ex) {
+        List<Object> out = new ArrayList<>();
+        for (StackTraceElement e : ex.getStackTrace()) {
+            if (out.size() == 6) {
+                break;
+            }
+            String cls = e.getClassName().replaceFirst("^org\\.apache\\.kafka\\.", "");
+            out.add(cls + "." + e.getMethodName() + ":" + e.getLineNumber());
+        }
+        return out;
+    }
+
+    /** A full heartbeat's subscription: the event's {@code topics}, else every topic (as the model's members). */
+    @SuppressWarnings("unchecked")
+    private List<String> subscription(Map<String, Object> ev) {
+        Object topics = ev.get("topics");
+        if (topics == null) {
+            return new ArrayList<>(image.topicNames());
+        }
+        List<String> out = new ArrayList<>();
+        for (Object o : (List<Object>) topics) {
+            out.add((String) o);
+        }
+        return out;
+    }
+
+    private ConsumerGroupHeartbeatResponseData cgError(ConsumerGroupHeartbeatRequestData request, Throwable ex) {
+        return mapped("consumer-group-heartbeat", request, ex,
+            (error, msg) -> new ConsumerGroupHeartbeatResponseData().setErrorCode(error.code()).setErrorMessage(msg));
+    }
+
+    private Map<String, Object> cgResponse(Map<String, Object> r, ConsumerGroupHeartbeatResponseData resp, String by) {
+        r.put("error", Errors.forCode(resp.errorCode()).name());
+        r.put("member", resp.memberId());
+        r.put("epoch", resp.memberEpoch());
+        List<Object> assignment = null;
+        if (resp.assignment() != null) {
+            Map<Uuid, Set<Integer>> parts = new HashMap<>();
+            for (ConsumerGroupHeartbeatResponseData.TopicPartitions tp : resp.assignment().topicPartitions()) {
+                parts.computeIfAbsent(tp.topicId(), k -> new TreeSet<>()).addAll(tp.partitions());
+            }
+            assignment = named(parts);
+        }
+        r.put("assignment", assignment);
+        r.put("by", by);
+        return r;
+    }
+
+    private ConsumerGroup consumerGroup() {
+        if (groups == null) {
+            return null;
+        }
+        try {
+            Group g = groups.group(GROUP);
+            return g instanceof ConsumerGroup ? (ConsumerGroup) g : null;
+        } catch (RuntimeException ex) {
+            return null;
+        }
+    }
+
+    /** The consumer group as the coordinator holds it: epochs, members, target, partition epochs, timers. */
+    private Map<String, Object> consumerState(Map<String, Object> s) {
+        ConsumerGroup group = consumerGroup();
+        if (group == null) {
+            s.put("group", null);
+            return s;
+        }
+        s.put("group", group.state().toString());
+        s.put("group_epoch", group.groupEpoch());
+        s.put("assignment_epoch", group.assignmentEpoch());
+        List<String> ids = new ArrayList<>(group.members().keySet());
+        ids.sort(null);
+        List<Object> members = new ArrayList<>();
+        for (String id : ids) {
+            ConsumerGroupMember m = group.members().get(id);
+            Map<String, Object> mm = new LinkedHashMap<>();
+            mm.put("member", id);
+            mm.put("epoch", m.memberEpoch());
+            mm.put("prev", m.previousMemberEpoch());
+            mm.put("state", m.state().name());
+            mm.put("assigned", named(keys(m.assignedPartitions())));
+            mm.put("pending", named(keys(m.partitionsPendingRevocation())));
+            mm.put("target", named(group.targetAssignment(id).partitions()));
+            mm.put("session_timer", timer != null
+                && timer.isScheduled(GroupMetadataManager.groupSessionTimeoutKey(GROUP, id)));
+            mm.put("rebalance_timer", timer != null
+                && timer.isScheduled(GroupMetadataManager.groupRebalanceTimeoutKey(GROUP, id)));
+            members.add(mm);
+        }
+        s.put("members", members);
+        Map<String, Object> pepochs = new LinkedHashMap<>();
+        for (String t : image.topicNames()) {
+            TopicsImage.Topic topic = image.topic(t);
+            for (int p = 0; p < topic.partitionCount(); p++) {
+                int e = group.currentPartitionEpoch(topic.id(), p);
+                if (e != -1) {
+                    pepochs.put(t + "-" + p, e);
+                }
+            }
+        }
+        s.put("partition_epochs", pepochs);
+        s.put("timers", timer == null ? List.of() : timer.keys());
+        return s;
+    }
+
+    private static Map<Uuid, Set<Integer>> keys(Map<Uuid, Map<Integer, Integer>> parts) {
+        Map<Uuid, Set<Integer>> out = new HashMap<>();
+        for (Map.Entry<Uuid, Map<Integer, Integer>> e : parts.entrySet()) {
+            out.put(e.getKey(), new TreeSet<>(e.getValue().keySet()));
+        }
+        return out;
+    }
+
+    /** Partitions by topic id as sorted [topic name, partition] pairs. */
+    private List<Object> named(Map<Uuid, Set<Integer>> parts) {
+        List<TopicPartition> tps = new ArrayList<>();
+        for (Map.Entry<Uuid, Set<Integer>> e : parts.entrySet()) {
+            String name = image.topic(e.getKey()).name();
+            for (int p : e.getValue()) {
+                tps.add(new TopicPartition(name, p));
+            }
+        }
+        tps.sort(Comparator.comparing(TopicPartition::topic).thenComparingInt(TopicPartition::partition));
+        List<Object> out = new ArrayList<>();
+        for (TopicPartition tp : tps) {
+            out.add(List.of(tp.topic(), tp.partition()));
+        }
+        return out;
+    }
+
+    @SuppressWarnings("unchecked")
+    private Map<Uuid, Set<Integer>> byTopic(List<Object> parts) {
+        Map<Uuid, Set<Integer>> out = new HashMap<>();
+        for (Object o : parts) {
+            List<Object> tp = (List<Object>) o;
+            out.computeIfAbsent(image.topic((String) tp.get(0)).id(), k -> new TreeSet<>())
+                .add(((Number) tp.get(1)).intValue());
+        }
+        return out;
+    }
+
+    private Map<Uuid, Map<Integer, Integer>> epochs(List<Object> parts, int epoch) {
+        Map<Uuid, Map<Integer, Integer>> out = new HashMap<>();
+        for (Map.Entry<Uuid, Set<Integer>> e : byTopic(parts).entrySet()) {
+            Map<Integer, Integer> ps = new TreeMap<>();
+            for (int p : e.getValue()) {
+                ps.put(p, epoch);
+            }
+            out.put(e.getKey(), ps);
+        }
+        return out;
+    }
+
+    private List<ConsumerGroupHeartbeatRequestData.TopicPartitions> requestPartitions(List<Object> parts) {
+        List<ConsumerGroupHeartbeatRequestData.TopicPartitions> out = new ArrayList<>();
+        Map<Uuid, Set<Integer>> grouped = byTopic(parts);
+        for (String t : image.topicNames()) {
+            Uuid id = image.topic(t).id();
+            if (grouped.containsKey(id)) {
+                out.add(new ConsumerGroupHeartbeatRequestData.TopicPartitions()
+                    .setTopicId(id)
+                    .setPartitions(new ArrayList<>(grouped.get(id))));
+            }
+        }
+        return out;
     }
 
     // ---------------------------------------------------------------------------------- (de)serializing

@@ -1,0 +1,398 @@
+"""The replayer of KIP-848's ``consumer`` protocol: each model step as the ConsumerGroupHeartbeat, timer
+firing or failover it implies, sent to Kafka's ``GroupMetadataManager.consumerGroupHeartbeat`` (through
+the harness), and every heartbeat response and the group's state compared with Kafka's, field by field.
+
+What is compared: every response's error code, member epoch and assignment (absent, or the partitions);
+after every step the coordinator's status, Kafka's group state (Empty, Assigning, Reconciling, Stable,
+derived on the model's side from the same fields as Kafka derives it), the group epoch, the target
+assignment epoch, each member's epoch, previous epoch, state, assigned partitions, partitions pending
+revocation and target, and the partition epochs. An exception thrown by Kafka's coordinator that is no
+API error (the IllegalStateException of a partition given two epochs) is the divergence of highest rank.
+
+The model's member ids are Kafka's (a 4.x client makes its own, KIP-1082): member ``n`` is ``m<n>``.
+The model is replayed as Kafka 4.3.1 is (:data:`KAFKA_SWITCHES`): the switches of the bugs the pinned
+Kafka version still has are set to their pre-fix side.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import random
+from collections import Counter
+from collections.abc import Sequence
+from typing import Any
+
+from groupcheck.conform.divergences import KNOWN, SIMPLIFICATION, Divergence, Kind
+from groupcheck.conform.harness import Harness, HarnessUnavailable
+from groupcheck.conform.replay import StepRecord, _label
+from groupcheck.model import Act, GroupModel
+from groupcheck.model.protocols.kip848.coordinator import member_of, serving, target_of
+from groupcheck.model.protocols.kip848.state import (
+    FREE,
+    LEAVE_EPOCH,
+    M_STABLE,
+    M_UNRELEASED,
+    OK,
+    KCoordinator,
+    KMember,
+    KMsg,
+)
+from groupcheck.model.scenario import Scenario
+from groupcheck.model.shared.config import Config
+from groupcheck.model.shared.network import link_index
+from groupcheck.model.shared.state import CATCHUP, World
+
+# Kafka 4.3.1 lacks the KAFKA-20442 fix (fencing the last member leaves the target assignment epoch
+# behind the group epoch; docs/KIP848-NOTES.md §1): the model is replayed with that switch at 4.3.1's side
+KAFKA_SWITCHES: dict[str, bool] = {"fence_last_member_sets_assignment_epoch": False}
+# the kind of a divergence in which Kafka's coordinator threw (it ranks above every other difference)
+EXCEPTION_KIND = "unexplained:exception in Kafka's coordinator"
+
+# the kinds of difference the consumer protocol's comparison recognises (docs/MODEL.md, "Conformance")
+LEAVE_BEFORE_GROUP = "leave-before-the-group-exists"
+KNOWN[LEAVE_BEFORE_GROUP] = Kind(
+    LEAVE_BEFORE_GROUP,
+    SIMPLIFICATION,
+    " ".join(
+        """A consumer leaves (epoch -1) before any member has joined a group that starts empty. The model's
+        coordinator holds the group from the start (Empty, group and assignment epochs 1: what Kafka 4.3.1
+        creates on the first join, KAFKA-20268) and answers UNKNOWN_MEMBER_ID; Kafka creates the group only
+        on a join (epoch 0), so its leave finds none: GROUP_ID_NOT_FOUND. The model's leaving consumer has
+        stopped and acts on neither answer, and neither coordinator's state changes (both sides' states
+        are compared, and agree): no verdict depends on it.""".split()
+    ),
+)
+
+
+def kafka_config(cfg: Config) -> Config:
+    """The scenario's configuration with the switches of Kafka's unfixed bugs set as Kafka 4.3.1 has them."""
+    return dataclasses.replace(cfg, switches=dataclasses.replace(cfg.switches, **KAFKA_SWITCHES))
+
+
+def group_state(br: KCoordinator) -> str:
+    """Kafka's ConsumerGroup state of a coordinator's group, from the fields it derives it from
+    (ConsumerGroup.maybeUpdateGroupState): Empty, Assigning (group epoch ahead of the target's),
+    Reconciling (a member not STABLE at the target epoch), Stable."""
+    if not br.members:
+        return "Empty"
+    if br.group_epoch > br.assign_epoch:
+        return "Assigning"
+    if any(r.epoch != br.assign_epoch or r.state != M_STABLE for _, r in br.members):
+        return "Reconciling"
+    return "Stable"
+
+
+class ConsumerReplayer:
+    """Replays one walk of a ``consumer`` scenario against the harness (see the module's docstring); the
+    same interface as :class:`~groupcheck.conform.replay.Replayer` offers :func:`replay_walk`."""
+
+    def __init__(self, sc: Scenario, model: GroupModel, harness: Harness) -> None:
+        self.sc, self.cfg, self.model, self.h = sc, model.cfg, model, harness
+        self.records: list[StepRecord] = []
+        self.coverage: Counter[str] = Counter()
+        self.held_dropped: list[tuple[int, int]] = []  # the classic replayer's; never set here
+        self.kafka_state_now: dict[str, Any] | None = None
+        self.responses_compared = self.states_compared = self.by_runtime = 0
+        self.rid = 0
+
+    # -- the model's vocabulary in Kafka's terms --------------------------------------------------------
+    @staticmethod
+    def member(mid: int | None) -> str:
+        return "" if mid is None else f"m{mid}"
+
+    def partition(self, slot: int) -> list[Any]:
+        offs = self.cfg.topic_offsets
+        t = max(i for i, off in enumerate(offs) if off <= slot)
+        return [self.cfg.topics[t][0], slot - offs[t]]
+
+    def partitions(self, slots: Sequence[int] | None) -> list[list[Any]] | None:
+        return None if slots is None else sorted(self.partition(s) for s in slots)
+
+    # -- start ------------------------------------------------------------------------------------------
+    def start(self, w0: World) -> dict[str, Any]:
+        """A fresh coordinator with the scenario's topics; a group that starts formed is bootstrapped
+        from the records its coordinator would have written."""
+        events: list[dict[str, Any]] = [
+            {"op": "reset"},
+            {
+                "op": "cg_setup",
+                "topics": [[n, size] for n, size in self.cfg.topics],
+                "assignor": self.cfg.assignor,
+            },
+        ]
+        br: KCoordinator = w0.brokers[w0.leader] if w0.leader is not None else w0.brokers[0]
+        if br.members:
+            members = []
+            for mid, r in br.members:
+                c = next(i for i, cons in enumerate(w0.consumers) if cons.member_id == mid)
+                members.append(
+                    {"member": self.member(mid), "client": f"C{c + 1}", **self.member_view(br, mid, r)}
+                )
+            events.append(
+                {
+                    "op": "cg_bootstrap",
+                    "group_epoch": br.group_epoch,
+                    "assignment_epoch": br.assign_epoch,
+                    "members": members,
+                }
+            )
+        out = self.h.step(events)
+        for ev, info in zip(events, out["events"], strict=True):
+            if "harness_error" in info:
+                raise HarnessUnavailable(f"harness: {ev['op']}: {info['harness_error']} at {info.get('at')}")
+        self.kafka_state_now = out["state"]
+        return out
+
+    # -- a step's events ----------------------------------------------------------------------------------
+    def events(self, w: World, act: Act) -> list[dict[str, Any]]:
+        name, args = act.name, act.args
+        if name == "HandleHeartbeat":
+            b, c = args[0], args[1]
+            req: KMsg = w.links[link_index(self.cfg, c, b)].to_broker[0]
+            self.rid += 1
+            return [
+                {
+                    "op": "cg_heartbeat",
+                    "c": c,
+                    "tag": self.rid,
+                    "client": f"C{c + 1}",
+                    "member": self.member(req.member_id),
+                    "epoch": req.epoch,
+                    "owned": self.partitions(req.owned) if req.epoch != LEAVE_EPOCH else None,
+                    "full": req.full,
+                    # a broker that is not the group's coordinator: its runtime answers NOT_COORDINATOR
+                    "elsewhere": w.leader != b,
+                }
+            ]
+        if name == "SessionExpired":
+            return [{"op": "cg_session_timeout", "member": self.member(args[1])}]
+        if name == "RebalanceTimeout":
+            return [{"op": "cg_rebalance_timeout", "member": self.member(args[1])}]
+        if name == "CoordinatorCrash":
+            return [{"op": "crash"}]
+        if name == "ElectCoordinator":
+            return [{"op": "elect"}]
+        if name == "LoadGroup":
+            return [{"op": "load"}]
+        return []  # consumer steps, links, broker restarts and pauses: nothing reaches the coordinator
+
+    # -- one step -----------------------------------------------------------------------------------------
+    def step(
+        self, index: int, w: World, options: Sequence[tuple[Act, World]], rng: random.Random | None = None
+    ) -> tuple[Act, World, Divergence | None]:
+        """Replay one model step (the coordinator of the consumer protocol makes no choices: the first of
+        ``options`` is taken) and compare its outcome."""
+        act, nxt = options[0]
+        events = self.events(w, act)
+        group_existed = self.kafka_state_now is not None and self.kafka_state_now.get("group") is not None
+        if events or self.kafka_state_now is None:
+            result = self.h.step(events)
+            self.kafka_state_now = result["state"]
+        else:  # nothing reaches Kafka: its state cannot have changed
+            result = {"events": [], "responses": [], "state": self.kafka_state_now}
+        for ev, info in zip(events, result["events"], strict=True):
+            self.coverage["event " + ev["op"]] += 1
+            if "harness_error" in info:
+                raise HarnessUnavailable(f"harness: {ev['op']}: {info['harness_error']} at {info.get('at')}")
+            if "fired" in info and not info["fired"]:
+                self.coverage[f"event {ev['op']} (nothing to fire)"] += 1
+        diffs: list[tuple[str, Any, Any, str]] = []
+        model_side: list[dict[str, Any]] = []
+        kafka_side: list[dict[str, Any]] = []
+        responses = list(result["responses"])
+        for k in responses:
+            if "exception" in k:  # the highest rank: Kafka's coordinator broke an invariant of its own
+                diffs.append(
+                    (f"{k['api']}Response to C{k['c'] + 1}.exception", None, k["exception"], str(k.get("at")))
+                )
+        if act.name == "HandleHeartbeat":
+            b, c = act.args[0], act.args[1]
+            before = w.links[link_index(self.cfg, c, b)].to_consumer
+            after = nxt.links[link_index(self.cfg, c, b)].to_consumer
+            k = responses[0] if responses else None
+            if k is not None and k.get("by") == "runtime":
+                self.by_runtime += 1
+            if len(after) > len(before):
+                m = self.model_response(after[-1])
+                model_side.append(m)
+                if k is None:
+                    diffs.append((f"HeartbeatResponse to C{c + 1}", m, None, "Kafka sent none"))
+                else:
+                    kn = {f: k.get(f) for f in ("error", "epoch", "assignment")}
+                    if k["error"] != "NONE":
+                        kn["epoch"] = m["epoch"] if m["error"] != "NONE" else kn["epoch"]
+                        kn["assignment"] = None
+                    kafka_side.append(kn)
+                    self.responses_compared += 1
+                    self.coverage[f"response ConsumerGroupHeartbeat {k['error']}"] += 1
+                    for f in ("error", "epoch", "assignment"):
+                        if m[f] != kn[f]:
+                            diffs.append((f"HeartbeatResponse to C{c + 1}.{f}", m[f], kn[f], ""))
+            else:  # the link is cut: the model's answer is lost on the way, and so is Kafka's
+                self.coverage["response lost on a cut link"] += 1
+        self.count_rare(w, act, nxt)
+        mstate = self.model_state(nxt)
+        kstate = self.kafka_state(result["state"])
+        if not diffs:
+            self.states_compared += 1
+            diffs.extend(self.compare_state(mstate, kstate))
+        record = StepRecord(
+            index,
+            str(act),
+            _label(self.cfg, w, act, nxt),
+            events,
+            model_side,
+            kafka_side,
+            mstate,
+            kstate,
+            [f"{f}: model {mv!r}, Kafka {kv!r}" + (f" ({d})" if d else "") for f, mv, kv, d in diffs],
+        )
+        self.records.append(record)
+        if not diffs:
+            return act, nxt, None
+        f, mv, kv, d = diffs[0]
+        if f.endswith(".exception"):
+            kind = EXCEPTION_KIND
+        elif (
+            f.endswith(".error")
+            and (mv, kv) == ("UNKNOWN_MEMBER_ID", "GROUP_ID_NOT_FOUND")
+            and events[0].get("epoch") == LEAVE_EPOCH
+            and not group_existed
+        ):
+            kind = LEAVE_BEFORE_GROUP
+        else:
+            kind = f"unexplained:{self.field_kind(f)}"
+        return act, nxt, Divergence(index, kind, f, mv, kv, d)
+
+    def count_rare(self, w: World, act: Act, nxt: World) -> None:
+        """Coverage of the protocol's rare situations (issue 27's steering targets), as the model takes
+        them: ``reached <what>``."""
+        name = act.name
+        if name == "HandleHeartbeat":
+            b, c = act.args[0], act.args[1]
+            req: KMsg = w.links[link_index(self.cfg, c, b)].to_broker[0]
+            m = member_of(w.brokers[b].members, req.member_id) if serving(w, b) else None
+            if m is not None and 0 < req.epoch < m.epoch:
+                answer = nxt.links[link_index(self.cfg, c, b)].to_consumer
+                ok = bool(answer) and answer[-1].error == OK
+                self.coverage[f"reached previous-epoch heartbeat ({'tolerated' if ok else 'fenced'})"] += 1
+        elif name == "RebalanceTimeout":
+            self.coverage["reached rebalance timeout during revocation"] += 1
+        elif name == "LoadGroup" and group_state(nxt.brokers[act.args[0]]) in ("Assigning", "Reconciling"):
+            self.coverage["reached reload mid-reconciliation"] += 1
+        b = nxt.leader
+        if b is not None and serving(nxt, b):
+            if any(r.state == M_UNRELEASED for _, r in nxt.brokers[b].members):
+                self.coverage["reached unreleased partitions (steps)"] += 1
+
+    @staticmethod
+    def field_kind(field: str) -> str:
+        """A difference's field without the member or consumer it is about (one kind for all of them)."""
+        head, _, tail = field.partition(".")
+        head = head.split(" to ")[0]
+        if head.startswith("member "):
+            return "member." + tail
+        return head + ("." + tail if tail else "")
+
+    def model_response(self, msg: KMsg) -> dict[str, Any]:
+        error = "NONE" if msg.error == OK else msg.error
+        return {
+            "error": error,
+            "epoch": msg.epoch,
+            "assignment": self.partitions(msg.assignment) if error == "NONE" else None,
+        }
+
+    # -- the group's state --------------------------------------------------------------------------------
+    def member_view(self, br: KCoordinator, mid: int, r: KMember) -> dict[str, Any]:
+        """A member as the harness reports it (and bootstraps it): epochs, state, partitions, target."""
+        return {
+            "epoch": r.epoch,
+            "prev": r.prev,
+            "state": r.state,
+            "assigned": self.partitions(r.assigned),
+            "pending": self.partitions(r.pending),
+            "target": self.partitions(target_of(br.target, mid)),
+        }
+
+    def model_state(self, w: World) -> dict[str, Any]:
+        b = w.leader
+        if b is None or not w.brokers[b].up:
+            return {"coordinator": "none"}
+        br: KCoordinator = w.brokers[b]
+        if br.role == CATCHUP:
+            return {"coordinator": "loading"}
+        if not serving(w, b):
+            return {"coordinator": "none"}
+        return {
+            "coordinator": "serving",
+            "group": group_state(br),
+            "group_epoch": br.group_epoch,
+            "assignment_epoch": br.assign_epoch,
+            "members": {self.member(mid): self.member_view(br, mid, r) for mid, r in br.members},
+            "partition_epochs": {
+                "-".join(map(str, self.partition(s))): e for s, e in enumerate(br.pepochs) if e != FREE
+            },
+        }
+
+    @staticmethod
+    def kafka_state(k: dict[str, Any]) -> dict[str, Any]:
+        if k["coordinator"] != "serving":
+            return {"coordinator": k["coordinator"]}
+        if k.get("group") is None:
+            # no group yet: Kafka creates one on the first join, Empty at epochs 1 (KAFKA-20268), which is
+            # the model's group before anyone joined (a leave before that: LEAVE_BEFORE_GROUP)
+            return {
+                "coordinator": "serving",
+                "group": "Empty",
+                "group_epoch": 1,
+                "assignment_epoch": 1,
+                "members": {},
+                "partition_epochs": {},
+            }
+        return {
+            "coordinator": "serving",
+            "group": k["group"],
+            "group_epoch": k["group_epoch"],
+            "assignment_epoch": k["assignment_epoch"],
+            "members": {
+                m["member"]: {f: m[f] for f in ("epoch", "prev", "state", "assigned", "pending", "target")}
+                for m in k["members"]
+            },
+            "partition_epochs": dict(k["partition_epochs"]),
+        }
+
+    @staticmethod
+    def compare_state(m: dict[str, Any], k: dict[str, Any]) -> list[tuple[str, Any, Any, str]]:
+        out: list[tuple[str, Any, Any, str]] = []
+        for f in ("coordinator", "group", "group_epoch", "assignment_epoch"):
+            if m.get(f) != k.get(f):
+                out.append((f"state.{f}", m.get(f), k.get(f), ""))
+        if out or m["coordinator"] != "serving":
+            return out
+        mm, km = m["members"], k["members"]
+        if sorted(mm) != sorted(km):
+            out.append(("state.members", sorted(mm), sorted(km), "the members"))
+            return out
+        for mid in sorted(mm):
+            for f in ("epoch", "prev", "state", "assigned", "pending", "target"):
+                if mm[mid][f] != km[mid][f]:
+                    out.append((f"member {mid}.{f}", mm[mid][f], km[mid][f], ""))
+        if m["partition_epochs"] != k["partition_epochs"]:
+            out.append(("state.partition_epochs", m["partition_epochs"], k["partition_epochs"], ""))
+        return out
+
+
+def model_for(sc: Scenario) -> GroupModel:
+    """The model a ``consumer`` walk replays: the scenario's, with Kafka 4.3.1's switches."""
+    return GroupModel(kafka_config(sc.config))
+
+
+__all__ = [
+    "EXCEPTION_KIND",
+    "KAFKA_SWITCHES",
+    "LEAVE_BEFORE_GROUP",
+    "ConsumerReplayer",
+    "group_state",
+    "kafka_config",
+    "model_for",
+]

@@ -1,0 +1,374 @@
+"""Conformance of KIP-848's consumer protocol with Kafka's coordinator (issue 27): the model's walks
+replayed against Kafka's ``GroupMetadataManager.consumerGroupHeartbeat`` (groupcheck/conform/consumer.py
+and the harness's ``cg_*`` events), and the server-side assignors compared with Kafka's.
+
+The harness fixture is test_conform.py's: skipped without Java and Maven, unless GROUPCHECK_REQUIRE_JAVA=1.
+"""
+
+from __future__ import annotations
+
+import random
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from types import SimpleNamespace
+from typing import Any
+
+import pytest
+from groupcheck.model import Act
+from groupcheck.model.assignors import MemberSpec, assign
+from groupcheck.model.protocols.kip848.coordinator import compute_target
+from groupcheck.model.protocols.kip848.state import KMember
+from groupcheck.model.scenario import Scenario, load_scenario
+from groupcheck.model.shared.config import Config
+from test_conform import harness as harness
+
+from groupcheck import conform
+from groupcheck.conform import consumer
+from groupcheck.runner import scenario_files
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def consumer_scenarios() -> list[Scenario]:
+    files = scenario_files(ROOT / "specs/consumer", ROOT / "conformance/scenarios")
+    return [s for s in map(load_scenario, files) if s.config.protocol == "consumer"]
+
+
+def scenario(path: str) -> Scenario:
+    return load_scenario(ROOT / path)
+
+
+def acts(steps: list[tuple[str, str, tuple[int, ...]]]) -> list[Act]:
+    return [Act(n, a, x) for n, a, x in steps]
+
+
+# -- the default run -----------------------------------------------------------------------------------------
+
+
+def test_a_few_hundred_consumer_walks_agree_with_kafka(harness: conform.Harness) -> None:
+    """300 random walks over specs/consumer/ and conformance/scenarios/consumer-*.toml, and the search's
+    counterexample (client-view-overlap): every response and state compared, no unexplained divergence;
+    the walks reach every error and event of the protocol."""
+    started = time.perf_counter()
+    scs = consumer_scenarios()
+    assert {s.name for s in scs} >= {"conformance-consumer-all-faults", "conformance-consumer-empty-start"}
+    search = conform.counterexample_search("violated")
+    steer = conform.steering_search()
+    report = conform.run(
+        scs, walks=300, seed=27, harness=harness, counterexamples=search, steer=steer, steered_walks=2
+    )
+    p = report.protocols["consumer"]
+    text = "\n".join(conform.summary_lines(report))
+    assert report.unexplained == 0, text
+    assert p.walks == 300 and p.counterexamples == 1 and p.steps > 300 * 40
+    # the rebalance timeout (1 in 3,000 random walks) by two walks steered to it
+    assert p.steered["RebalanceTimeout"] == p.steered_reached["RebalanceTimeout"] == 2, text
+    assert p.responses > 3000 and p.states == p.steps - sum(p.known.values()), text
+    errors = {k.split()[-1] for k in p.coverage if k.startswith("response ConsumerGroupHeartbeat")}
+    # FENCED_MEMBER_EPOCH: the model's consumers never send a stale epoch it does not tolerate (no path to it
+    # in specs/consumer/'s scenarios, searched exhaustively): docs/MODEL.md, "Conformance"
+    assert errors >= {"NONE", "UNKNOWN_MEMBER_ID", "NOT_COORDINATOR", "COORDINATOR_LOAD_IN_PROGRESS"}, errors
+    for event in ("cg_heartbeat", "cg_session_timeout", "cg_rebalance_timeout", "crash", "elect", "load"):
+        assert p.coverage[f"event {event}"], (event, p.coverage)
+    assert set(p.known) <= {consumer.LEAVE_BEFORE_GROUP}, p.known
+    # issue 27's rare situations, reached at random (the rebalance timeout by the steered walks above)
+    for what in (
+        "previous-epoch heartbeat (tolerated)",
+        "unreleased partitions (steps)",
+        "reload mid-reconciliation",
+        "rebalance timeout during revocation",
+    ):
+        assert p.coverage[f"reached {what}"], (what, text)
+        assert f"reached {what}: " in text
+    assert time.perf_counter() - started < 120
+
+
+@pytest.mark.slow
+def test_ten_thousand_consumer_walks_agree_with_kafka(harness: conform.Harness) -> None:
+    """Issue 27's bar for the consumer protocol: 10,000 random walks and 20 walks steered to the rebalance
+    timeout, no unexplained divergence."""
+    steer = conform.steering_search()
+    report = conform.run(
+        consumer_scenarios(), walks=10_000, seed=1027, harness=harness, steer=steer, steered_walks=20
+    )
+    p = report.protocols["consumer"]
+    text = "\n".join(conform.summary_lines(report))
+    print(text)
+    assert p.walks == 10_000 and report.unexplained == 0, text
+    assert p.steered_reached["RebalanceTimeout"] == 20, text
+
+
+# -- what the comparison sees --------------------------------------------------------------------------------
+
+
+def test_the_consumer_comparison_is_not_vacuous(
+    harness: conform.Harness, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A model whose coordinator grants a joining member its target at once, without waiting for the
+    other members to release it (no UNRELEASED_PARTITIONS), is caught: Kafka answers otherwise."""
+    import groupcheck.model.protocols.kip848.coordinator as coord
+
+    real = coord.next_assignment
+
+    def eager_grant(m: KMember, target_epoch: int, target: Any, owned: Any, pepochs: Any) -> KMember:
+        got = real(m, target_epoch, target, owned, pepochs)
+        if got.state == coord.M_UNRELEASED:
+            return got._replace(state=coord.M_STABLE, assigned=tuple(target))
+        return got
+
+    monkeypatch.setattr(coord, "next_assignment", eager_grant)
+    report = conform.run([scenario("specs/consumer/member-joins.toml")], walks=20, seed=3, harness=harness)
+    kinds = {r.divergence.kind for r, _ in report.protocols["consumer"].unexplained if r.divergence}
+    assert kinds and kinds <= {"unexplained:HeartbeatResponse.assignment", "unexplained:member.state"}, kinds
+
+
+def test_client_view_overlap_kafkas_coordinator_agrees_at_every_step(harness: conform.Harness) -> None:
+    """The lead of issue 27: the walk that violates exclusive-fetch in the model (specs/consumer/
+    client-view-overlap.toml) replayed against Kafka. Kafka's coordinator answers every heartbeat as the
+    model's does: m2's heartbeat at epoch 3 that owns none of the epoch-3 assignment it has not yet
+    reconciled moves it to epoch 4 with t0-0 alone, t0-1 freed without a revocation (partition epoch 4
+    for m1), and m1 is granted t0-1. What the two clients then do is the model's, not checked here."""
+    sc = scenario("specs/consumer/client-view-overlap.toml")
+    path = conform.counterexample_search("violated")(sc)
+    assert path is not None
+    r = conform.replay_walk(sc, harness, actions=path, source="counterexample")
+    assert r.divergence is None and r.steps == len(path)
+    assert r.responses_compared >= 5 and r.states_compared == r.steps
+    last = r.records[-1].kafka_state
+    assert last["members"]["m1"]["assigned"] == [["t0", 1]] and last["members"]["m2"]["assigned"] == [
+        ["t0", 0]
+    ]
+    granted = [
+        x for rec in r.records for x in rec.kafka_responses if x["assignment"] == [["t0", 0], ["t0", 1]]
+    ]
+    assert granted, "m2 was given both partitions at epoch 3 first"
+
+
+def test_a_leave_before_the_group_exists_is_a_documented_simplification(harness: conform.Harness) -> None:
+    """Pinned by the shortest walk: in a group that starts empty, a consumer leaves before anyone joined."""
+    sc = scenario("conformance/scenarios/consumer-empty-start.toml")
+    steps = [("FindCoordinator", "C1", (0,)), ("LeaveGroup", "C1", (0,)), ("HandleHeartbeat", "B1", (0, 0))]
+    r = conform.replay_walk(sc, harness, actions=acts(steps), source="pinned")
+    d = r.divergence
+    assert d is not None and d.kind == consumer.LEAVE_BEFORE_GROUP and d.known
+    assert (d.model, d.kafka) == ("UNKNOWN_MEMBER_ID", "GROUP_ID_NOT_FOUND")
+    assert r.records[-1].kafka_state == r.records[-1].model_state  # neither coordinator changed
+
+
+def test_kafka_431_lacks_the_kafka_20442_fix(
+    harness: conform.Harness, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Why the replay's model has KAFKA-20442's switch at its pre-fix side: one member leaves, the other
+    crashes and its session times out; with the fix the model's assignment epoch follows the group epoch
+    when the last member is fenced, Kafka 4.3.1's stays behind."""
+    sc = scenario("conformance/scenarios/consumer-all-faults.toml")  # a stable group of two
+    steps = [
+        ("LeaveGroup", "C1", (0,)),
+        ("HandleHeartbeat", "B1", (0, 0)),
+        ("ConsumerCrash", "C2", (1,)),
+        ("SessionExpired", "B1", (0, 2)),
+    ]
+    r = conform.replay_walk(sc, harness, actions=acts(steps), source="pinned")
+    assert r.divergence is None
+    last = r.records[-1].kafka_state
+    assert (last["group"], last["group_epoch"], last["assignment_epoch"]) == ("Empty", 3, 1)
+    monkeypatch.setattr(consumer, "KAFKA_SWITCHES", {})  # the model as fixed: Kafka disagrees
+    r = conform.replay_walk(sc, harness, actions=acts(steps), source="pinned")
+    d = r.divergence
+    assert d is not None and d.field == "state.assignment_epoch" and (d.model, d.kafka) == (3, 1)
+
+
+class _Threw:
+    """A harness whose coordinator throws on every heartbeat (and answers as the model expects otherwise)."""
+
+    kafka = "test"
+
+    def __init__(self, real: conform.Harness) -> None:
+        self.real = real
+
+    def step(self, events: list[dict[str, Any]]) -> dict[str, Any]:
+        out = self.real.step(events)
+        for r in out["responses"]:
+            r["exception"] = "java.lang.IllegalStateException: partition t0-1 already has epoch 2"
+            r["error"] = "NONE"
+        return out
+
+
+def test_an_exception_in_kafkas_coordinator_ranks_first(harness: conform.Harness) -> None:
+    """An exception of Kafka's coordinator is the walk's divergence even when the responses agree."""
+    sc = scenario("specs/consumer/member-joins.toml")
+    steps = [("ConsumerJoin", "C2", (1,)), ("FindCoordinator", "C2", (1,)), ("Heartbeat", "C2", (1,))]
+    steps.append(("HandleHeartbeat", "B1", (0, 1)))
+    r = conform.replay_walk(sc, _Threw(harness), actions=acts(steps), source="pinned")  # type: ignore[arg-type]
+    d = r.divergence
+    assert d is not None and d.kind == consumer.EXCEPTION_KIND and not d.known and d.step == 4
+    assert "IllegalStateException" in d.kafka
+
+
+# -- the server-side assignors -------------------------------------------------------------------------------
+
+
+def _kafka_targets(
+    h: conform.Harness, topics: list[list[Any]], assignor: str, ops: list[int], seed: int
+) -> Iterator[tuple[list[int], dict[int, list[list[Any]]]]]:
+    """Drive a consumer group through joins (a new member id) and leaves (``-n``: member n) with Kafka's
+    coordinator; after each join (whose heartbeat computes the new target) yield the members and Kafka's
+    target."""
+    h.step([{"op": "reset"}, {"op": "cg_setup", "topics": topics, "assignor": assignor}])
+    members: list[int] = []
+    tag = 0
+    for op in ops:
+        tag += 1
+        if op < 0:
+            mid = -op
+            members.remove(mid)
+            beat = {"op": "cg_heartbeat", "c": 0, "tag": tag, "client": "C", "member": f"m{mid}", "epoch": -1}
+            out = h.step([beat | {"owned": None, "full": False}])
+            assert out["responses"][0]["error"] == "NONE", (seed, out)
+            continue
+        members.append(op)
+        beat = {"op": "cg_heartbeat", "c": 0, "tag": tag, "client": "C", "member": f"m{op}", "epoch": 0}
+        out = h.step([beat | {"owned": [], "full": True}])
+        assert out["responses"][0]["error"] == "NONE", (seed, out)
+        state = out["state"]
+        assert state["group_epoch"] == state["assignment_epoch"], (seed, state)
+        yield sorted(members), {int(m["member"][1:]): m["target"] for m in state["members"]}
+
+
+@pytest.mark.parametrize("assignor", ["uniform", "range"])
+def test_the_models_server_side_assignors_agree_with_kafkas(harness: conform.Harness, assignor: str) -> None:
+    """2,000 random groups (about 3 s)."""
+    assert _homogeneous_groups_agree(harness, assignor, groups=2000) > 4000
+
+
+def _homogeneous_groups_agree(harness: conform.Harness, assignor: str, groups: int) -> int:
+    """Random groups (1-3 topics of 1-7 partitions, members joining and leaving, each join computing a
+    new target sticky to the last): the model's target (compute_target) equals Kafka's, member by member.
+    Every member subscribes to every topic (heterogeneous subscriptions: the range assignor's test below;
+    the model's uniform assignor is homogeneous only, docs/MODEL.md)."""
+    compared = 0
+    for seed in range(groups):
+        rng = random.Random(seed)
+        topics = [[f"t{i}", rng.randint(1, 7)] for i in range(rng.randint(1, 3))]
+        cfg = Config(topics=tuple((n, s) for n, s in topics), assignor=assignor, protocol="consumer")
+        w = SimpleNamespace(sizes=tuple(s for _, s in topics))
+        ops: list[int] = []
+        live: list[int] = []
+        next_id = 1
+        for _ in range(rng.randint(1, 8)):
+            if live and rng.random() < 0.3:
+                gone = rng.choice(live)
+                live.remove(gone)
+                ops.append(-gone)
+            elif next_id <= 9:  # member ids m1..m9 sort as the model's integers do
+                live.append(next_id)
+                ops.append(next_id)
+                next_id += 1
+        old: Any = ()
+        for ids, kafka in _kafka_targets(harness, topics, assignor, ops, seed):
+            members = tuple((m, KMember(1, 0)) for m in ids)
+            target = compute_target(cfg, w, members, old)  # type: ignore[arg-type]
+            model = {m: sorted([cfg.topics[t][0], p] for t, p in _named(cfg, parts)) for m, parts in target}
+            assert model == kafka, (seed, topics, ops, ids)
+            old = target
+            compared += 1
+    return compared
+
+
+def _named(cfg: Config, slots: tuple[int, ...]) -> list[tuple[int, int]]:
+    offs = cfg.topic_offsets
+    out = []
+    for s in slots:
+        t = max(i for i, off in enumerate(offs) if off <= s)
+        out.append((t, s - offs[t]))
+    return out
+
+
+def test_the_models_range_assignor_agrees_with_kafkas_for_heterogeneous_subscriptions(
+    harness: conform.Harness,
+) -> None:
+    assert _heterogeneous_groups_agree(harness, groups=2000) > 4000
+
+
+def _heterogeneous_groups_agree(harness: conform.Harness, groups: int) -> int:
+    """Random groups whose members subscribe to different topics (1-5 members' own subsets of 1-4 topics
+    of 1-6 partitions), joining one by one: the model's RangeAssignor (model/assignors, per topic contiguous
+    ranges over its subscribers in member-id order) gives Kafka's server-side range target, member by
+    member. (The model's uniform assignor is homogeneous only: no heterogeneous counterpart to compare.)"""
+    compared = 0
+    for seed in range(groups):
+        rng = random.Random(seed)
+        topics = [[f"t{i}", rng.randint(1, 6)] for i in range(rng.randint(1, 4))]
+        sizes = tuple(s for _, s in topics)
+        offsets = tuple(sum(sizes[:i]) for i in range(len(sizes)))
+        subs: dict[int, tuple[int, ...]] = {}
+        harness.step([{"op": "reset"}, {"op": "cg_setup", "topics": topics, "assignor": "range"}])
+        for mid in range(1, rng.randint(2, 6)):
+            subs[mid] = tuple(sorted(rng.sample(range(len(topics)), rng.randint(1, len(topics)))))
+            beat = {"op": "cg_heartbeat", "c": 0, "tag": mid, "client": "C", "member": f"m{mid}", "epoch": 0}
+            beat |= {"owned": [], "full": True, "topics": [topics[t][0] for t in subs[mid]]}
+            state = harness.step([beat])["state"]
+            kafka = {int(m["member"][1:]): m["target"] for m in state["members"]}
+            specs = [MemberSpec(m, ts) for m, ts in subs.items()]
+            got = assign("range", specs, sizes, offsets)
+            model = {
+                m: sorted([topics[t][0], s - offsets[t]] for s in slots for t in [_topic_of(offsets, s)])
+                for m, slots in got.items()
+            }
+            assert model == kafka, (seed, topics, subs)
+            compared += 1
+    return compared
+
+
+def _topic_of(offsets: tuple[int, ...], slot: int) -> int:
+    return max(i for i, off in enumerate(offsets) if off <= slot)
+
+
+def test_the_table_per_scenario(harness: conform.Harness) -> None:
+    """python -m groupcheck.conform.table: each scenario's figures and divergences by class, summed."""
+    from groupcheck.conform.table import by_scenario, table_lines
+
+    scs = [
+        scenario("specs/consumer/member-joins.toml"),
+        scenario("conformance/scenarios/consumer-empty-start.toml"),
+    ]
+    scs.append(scenario("specs/switches/eager-respond-sync-before-persist.toml"))  # not conformable: left out
+    rows = by_scenario(scs, walks=40, seed=6, harness=harness)
+    assert [sc.name for sc, _ in rows] == ["consumer-member-joins", "conformance-consumer-empty-start"]
+    lines = table_lines(rows)
+    assert lines[1].startswith("consumer-member-joins") and lines[1].rstrip().endswith("none")
+    assert all(p.walks == 40 and p.steps > 40 * 20 for _, p in rows)
+    total = lines[-1].split()
+    assert total[0] == "total" and int(total[1]) == 80 and int(total[3]) == sum(p.steps for _, p in rows)
+    assert total[-2:] == ["0", "unexplained"]
+
+
+# specs/history's KIP-848 bugs, each pre-fix counterexample replayed against Kafka 4.3.1: the fixes 4.3.1 has
+# make Kafka answer otherwise (the first field that differs), the one it lacks (KAFKA-20442) and the client's
+# (KAFKA-16185, which a coordinator cannot show) agree with the model at every step
+PRE_FIX: dict[str, str | None] = {
+    "kafka-16147-partition-epoch-lost-pre-fix": "state.partition_epochs",
+    "kafka-16185-same-partitions-never-acknowledged-pre-fix": None,
+    "kafka-16249-acknowledgement-dropped-pre-fix": "HeartbeatResponse to C1.epoch",
+    "kafka-19233-rejoin-fenced-pre-fix": "HeartbeatResponse to C2.error",
+    "kafka-20442-empty-group-epochs-pre-fix": None,
+}
+
+
+@pytest.mark.parametrize("name", sorted(PRE_FIX))
+def test_kafka_431_has_the_fixes_the_model_has_switches_for(harness: conform.Harness, name: str) -> None:
+    from groupcheck.runner import check_scenario
+
+    sc = scenario(f"specs/history/{name}.toml")
+    assert sc.switches_off and sc.config.protocol == "consumer"
+    cex = check_scenario(sc).result.counterexample
+    assert cex is not None, "the pre-fix scenario is violated"
+    r = conform.replay_walk(
+        sc, harness, actions=[s.action for s in cex.steps], source="pre-fix counterexample"
+    )
+    want = PRE_FIX[name]
+    if want is None:
+        assert r.divergence is None and r.steps == len(cex.steps)
+    else:
+        assert r.divergence is not None and r.divergence.field == want, r.divergence
