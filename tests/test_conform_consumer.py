@@ -111,8 +111,10 @@ def test_the_consumer_comparison_is_not_vacuous(
 
     real = coord.next_assignment
 
-    def eager_grant(m: KMember, target_epoch: int, target: Any, owned: Any, pepochs: Any) -> KMember:
-        got = real(m, target_epoch, target, owned, pepochs)
+    def eager_grant(
+        m: KMember, target_epoch: int, target: Any, owned: Any, pepochs: Any, *more: Any
+    ) -> KMember:
+        got = real(m, target_epoch, target, owned, pepochs, *more)
         if got.state == coord.M_UNRELEASED:
             return got._replace(state=coord.M_STABLE, assigned=tuple(target))
         return got
@@ -372,3 +374,24 @@ def test_kafka_431_has_the_fixes_the_model_has_switches_for(harness: conform.Har
         assert r.divergence is None and r.steps == len(cex.steps)
     else:
         assert r.divergence is not None and r.divergence.field == want, r.divergence
+
+
+def test_what_the_harness_does_not_drive_is_refused_not_skipped() -> None:
+    """Offset commits reach the coordinator in the model (HandleOffsetCommit) but the harness does not
+    drive them: a scenario with commits is not replayed (said why), and a coordinator step the replayer
+    does not know raises instead of passing unchecked (before, such a step sent Kafka nothing and the
+    walk went on: commit-view-overlap's counterexample 'agreed' with Kafka without one commit compared)."""
+    from groupcheck.model import Act
+    from groupcheck.model.scenario import load_scenario
+
+    from groupcheck.conform.consumer import ConsumerReplayer, NotDriven
+    from groupcheck.conform.replay import conformable
+
+    root = Path(__file__).resolve().parent.parent
+    with_commits = load_scenario(root / "specs" / "consumer" / "commit-view-overlap.toml")
+    assert "OffsetCommit" in (conformable(with_commits) or "")
+    assert conformable(load_scenario(root / "specs" / "consumer" / "client-view-overlap.toml")) is None
+    replayer = object.__new__(ConsumerReplayer)
+    with pytest.raises(NotDriven, match="HandleOffsetCommit"):
+        replayer.events(None, Act("HandleOffsetCommit", "B1", (0, 0)))  # type: ignore[arg-type]
+    assert replayer.events(None, Act("BrokerRestart", "B2", (1,))) == []  # type: ignore[arg-type]
