@@ -783,11 +783,13 @@ def cmd_render(args: argparse.Namespace) -> int:
 def cmd_prove_assignors(args: argparse.Namespace) -> int:
     import z3
 
-    from groupcheck.model.assignors.proofs import Bound, iter_proofs
+    from groupcheck.model.assignors.proofs import Bound, iter_proofs, uniform_bound_text
 
     bound = Bound(args.max_members, args.max_topics, args.max_partitions)
     compact = f"m1..{bound.members} t1..{bound.topics} p0..{bound.partitions}"
     print(f"bound: {bound.text()}")
+    if not args.assignor or "uniform" in args.assignor:
+        print(f"uniform's bound: {uniform_bound_text(bound)}")
     print(f"{'assignor':<19} {'property':<21} {'verdict':<24} {'expected':<15} {'bound':<19} {'seconds':>8}")
     started = time.perf_counter()
     results = []

@@ -344,6 +344,7 @@ def test_cli_prints_the_table_and_writes_json(tmp_path: Path, capsys: pytest.Cap
     assert main([*argv, "--json", str(out)]) == 0
     text = capsys.readouterr().out
     assert "bound: 1..2 members, 1..2 topics of 0..2 partitions" in text
+    assert "uniform's bound: 1..2 members, 0..4 partitions in all" in text
     assert text.count("  ok") == 16 and "UNEXPECTED" not in text
     assert "counterexample: 2 members" in text
     assert "16 of 16 results as expected" in text
@@ -364,6 +365,7 @@ def test_cli_expects_a_proof_where_the_bound_holds_no_counterexample(
     assert main([*argv, "--assignor", "range", "--assignor", "roundrobin"]) == 0
     text = capsys.readouterr().out
     assert text.count("UNEXPECTED") == 0 and "6 of 6 results as expected" in text
+    assert "uniform's bound" not in text  # said only where uniform is proved
 
 
 @pytest.mark.parametrize(
