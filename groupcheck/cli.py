@@ -39,10 +39,11 @@ EXIT_OK, EXIT_UNEXPECTED, EXIT_BAD_INPUT = 0, 1, 2
 # What the parser offers, written out here so that building it imports neither the engine nor the model
 # (tests/test_cli_usability.py checks each against the library's own: runner.ENGINES,
 # checker.spark.DEFAULT_MASTER, groupcheck.model.assignors.ASSIGNOR_NAMES,
-# groupcheck.model.assignors.proofs.DEFAULT_BOUND).
+# groupcheck.model.assignors.proofs.DEFAULT_BOUND; tests/test_proofs.py checks PROVED_ASSIGNORS).
 ENGINES = ("local", "spark")
 DEFAULT_MASTER = "local[*]"
 ASSIGNOR_NAMES = ("range", "roundrobin", "sticky", "cooperative-sticky")
+PROVED_ASSIGNORS = (*ASSIGNOR_NAMES, "uniform")  # prove-assignors: the four and KIP-848's uniform
 PROOF_BOUND = {"members": 3, "topics": 2, "partitions": 4}
 SPARK_EXTRA = "groupcheck[spark]"
 
@@ -782,11 +783,13 @@ def cmd_render(args: argparse.Namespace) -> int:
 def cmd_prove_assignors(args: argparse.Namespace) -> int:
     import z3
 
-    from groupcheck.model.assignors.proofs import Bound, iter_proofs
+    from groupcheck.model.assignors.proofs import Bound, iter_proofs, uniform_bound_text
 
     bound = Bound(args.max_members, args.max_topics, args.max_partitions)
     compact = f"m1..{bound.members} t1..{bound.topics} p0..{bound.partitions}"
     print(f"bound: {bound.text()}")
+    if not args.assignor or "uniform" in args.assignor:
+        print(f"uniform's bound: {uniform_bound_text(bound)}")
     print(f"{'assignor':<19} {'property':<21} {'verdict':<24} {'expected':<15} {'bound':<19} {'seconds':>8}")
     started = time.perf_counter()
     results = []
@@ -1397,7 +1400,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument(
         "--assignor",
         action="append",
-        choices=ASSIGNOR_NAMES,
+        choices=PROVED_ASSIGNORS,
         help="prove only this assignor's properties (repeatable; default all)",
     )
     p.add_argument("--json", metavar="FILE", help="write every result as JSON")

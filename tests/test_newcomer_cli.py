@@ -46,7 +46,7 @@ def test_prove_assignors_expects_what_the_bounds_can_hold(capsys: pytest.Capture
     hold, and are expected to."""
     args = ["prove-assignors", "--max-members", "2", "--max-topics", "1", "--max-partitions", "3"]
     assert main(args) == 0
-    assert "13 of 13 results as expected" in capsys.readouterr().out
+    assert "16 of 16 results as expected" in capsys.readouterr().out
     args = ["prove-assignors", "--max-members", "2", "--max-topics", "2", "--max-partitions", "1"]
     args += ["--assignor", "range"]
     assert main(args) == 0

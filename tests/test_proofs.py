@@ -12,8 +12,8 @@ from typing import Any
 import pytest
 import z3
 from groupcheck.model.assignors import (
-    ASSIGNOR_NAMES,
     MATRIX_CORES,
+    PROVED_ASSIGNORS,
     Matrix,
     MemberSpec,
     Ops,
@@ -26,10 +26,16 @@ from groupcheck.model.assignors.proofs import (
     Z3,
     Bound,
     ProofResult,
+    _better_assignment,
+    _better_counts,
+    _least_squares,
     _Symbolic,
     prove_assignors,
+    uniform_bound_text,
 )
+from groupcheck.model.assignors.uniform import Target, uniform
 
+from groupcheck import cli
 from groupcheck.cli import main
 
 SMALL = Bound(members=3, topics=2, partitions=2)
@@ -46,10 +52,11 @@ def _row(results: list[ProofResult], assignor: str, prop: str) -> ProofResult:
 
 
 def test_every_verdict_is_the_expected_one(table: list[ProofResult]) -> None:
-    assert {r.assignor for r in table} == set(ASSIGNOR_NAMES)
+    assert {r.assignor for r in table} == set(PROVED_ASSIGNORS)
     assert [r for r in table if not r.as_expected] == []
     for r in table:
-        assert r.bound == SMALL.text() and "1..3 members" in r.bound
+        assert r.bound == (uniform_bound_text(SMALL) if r.assignor == "uniform" else SMALL.text())
+        assert "1..3 members" in r.bound
         assert r.method and r.statement and r.seconds >= 0 and r.checks > 0
         assert (r.counterexample is None) == (r.verdict == PROVED)
     expected_failures = {(r.assignor, r.property) for r in table if r.verdict == EXPECTED_COUNTEREXAMPLE}
@@ -171,6 +178,132 @@ def test_a_sticky_assignor_that_is_not_optimally_balanced_is_caught_by_z3() -> N
     assert "better balanced" in (row.counterexample or "")
 
 
+# --- uniform: KIP-848's server-side assignor (homogeneous subscriptions) -------------------------------
+
+
+def test_uniform_is_proved_within_the_bound(table: list[ProofResult]) -> None:
+    rows = [r for r in table if r.assignor == "uniform"]
+    assert [(r.property, r.verdict) for r in rows] == [
+        ("complete-exclusive", PROVED),
+        ("balance", PROVED),
+        ("sticky", PROVED),
+    ]
+    for r in rows:
+        assert r.bound == "1..3 members, 0..4 partitions in all (= 1..2 topics of 0..2), every member " \
+            "subscribed to every topic"  # fmt: skip
+        assert r.method.startswith("enumerated") and r.checks > 0
+    assert "z3 not used" in rows[0].method
+    for r in rows[1:]:  # z3 decided something on both
+        queries = int(r.method.rsplit(", ", 1)[1].split()[0])
+        assert queries > 0 and r.method.endswith("z3 queries")
+    # scratch, leave and join inputs for the first two; only leave and join for stickiness
+    assert rows[0].checks == rows[1].checks > rows[2].checks
+
+
+def test_the_coordinator_runs_the_proved_uniform() -> None:
+    from groupcheck.model.protocols.kip848 import coordinator
+
+    assert coordinator.uniform is uniform
+    assert cli.PROVED_ASSIGNORS == PROVED_ASSIGNORS
+
+
+def _forgets_the_previous_target(
+    ids: list[int], partitions: list[int], old: Target
+) -> dict[int, tuple[int, ...]]:
+    return uniform(ids, partitions, ())
+
+
+def _drops_the_last_partition(
+    ids: list[int], partitions: list[int], old: Target
+) -> dict[int, tuple[int, ...]]:
+    return {
+        m: tuple(p for p in ps if p != max(partitions)) for m, ps in uniform(ids, partitions, old).items()
+    }
+
+
+def _last_member_gives_all_to_the_first(
+    ids: list[int], partitions: list[int], old: Target
+) -> dict[int, tuple[int, ...]]:
+    out = uniform(ids, partitions, old)
+    if len(ids) > 1:
+        out[ids[0]], out[ids[-1]] = tuple(sorted((*out[ids[0]], *out[ids[-1]]))), ()
+    return out
+
+
+def _extra_to_the_first_members(
+    ids: list[int], partitions: list[int], old: Target
+) -> dict[int, tuple[int, ...]]:
+    """The builder before KAFKA-18688 (apache/kafka#19677): the members first in order get the extra
+    partitions whatever they held before, so a balanced previous target can still move."""
+    base, extra = divmod(len(partitions), len(ids))
+    before = dict(old)
+    free = [p for p in partitions if not any(p in before.get(m, ()) for m in ids)]
+    out: dict[int, list[int]] = {}
+    for i, m in enumerate(ids):
+        quota = base + (1 if i < extra else 0)
+        mine = [p for p in before.get(m, ()) if p in partitions]
+        out[m], free = mine[:quota], free + mine[quota:]
+    for i, m in enumerate(ids):
+        want = base + (1 if i < extra else 0) - len(out[m])
+        out[m], free = out[m] + free[:want], free[want:]
+    return {m: tuple(sorted(ps)) for m, ps in out.items()}
+
+
+def _uniform_rows(broken: Any) -> dict[str, ProofResult]:
+    return {r.property: r for r in prove_assignors(SMALL, uniform_fn=broken, only=["uniform"])}
+
+
+def test_a_uniform_that_forgets_the_previous_target_is_caught_by_z3() -> None:
+    rows = _uniform_rows(_forgets_the_previous_target)
+    assert rows["complete-exclusive"].verdict == PROVED and rows["balance"].verdict == PROVED
+    row = rows["sticky"]
+    assert row.verdict == COUNTEREXAMPLE and not row.as_expected
+    text = row.counterexample or ""
+    assert "balanced and keeps" in text and "(z3)" in text and "previous target" in text
+
+
+def test_the_uniform_before_kafka_18688_is_caught_by_z3() -> None:
+    rows = _uniform_rows(_extra_to_the_first_members)
+    assert rows["complete-exclusive"].verdict == PROVED and rows["balance"].verdict == PROVED
+    assert rows["sticky"].verdict == COUNTEREXAMPLE
+    assert rows["sticky"].witness is not None and "joined" in rows["sticky"].witness["input"]
+
+
+def test_a_uniform_that_leaves_a_partition_out_is_caught() -> None:
+    row = _uniform_rows(_drops_the_last_partition)["complete-exclusive"]
+    assert row.verdict == COUNTEREXAMPLE
+    assert "is not assigned" in (row.counterexample or "")
+
+
+def test_an_unbalanced_uniform_is_caught_by_z3() -> None:
+    rows = _uniform_rows(_last_member_gives_all_to_the_first)
+    assert rows["complete-exclusive"].verdict == PROVED
+    assert rows["balance"].verdict == COUNTEREXAMPLE
+    assert "better balanced (z3)" in (rows["balance"].counterexample or "")
+
+
+def test_count_questions_agree_with_per_partition_ones_on_small_inputs() -> None:
+    """The uniform proofs ask z3 about per-member counts; on small inputs the per-partition question
+    (:func:`_better_assignment`, the sticky proofs') gives the same answers."""
+    asked = 0
+    for n in range(1, 4):
+        members = list(range(1, n + 1))
+        for total in range(0, 6):
+            eligible = {p: members for p in range(total)}
+            least = _least_squares(n, total)
+            for squares in (least, least + 2):
+                same = _better_assignment(eligible, members, squares) is None
+                assert same == (_better_counts(total, [0] * n, squares) is None)
+                asked += 1
+            claims = {p: members[p % n] for p in range(0, total, 2)}
+            owned = [sum(1 for m in claims.values() if m == who) for who in members]
+            for kept in range(len(claims)):
+                same = _better_assignment(eligible, members, least, claims, kept) is None
+                assert same == (_better_counts(total, owned, least, kept) is None)
+                asked += 1
+    assert asked > 40
+
+
 # --- the symbolic run is the concrete code ---------------------------------------------------------------
 
 
@@ -211,12 +344,16 @@ def test_cli_prints_the_table_and_writes_json(tmp_path: Path, capsys: pytest.Cap
     assert main([*argv, "--json", str(out)]) == 0
     text = capsys.readouterr().out
     assert "bound: 1..2 members, 1..2 topics of 0..2 partitions" in text
-    assert text.count("  ok") == 13 and "UNEXPECTED" not in text
+    assert "uniform's bound: 1..2 members, 0..4 partitions in all" in text
+    assert text.count("  ok") == 16 and "UNEXPECTED" not in text
     assert "counterexample: 2 members" in text
-    assert "13 of 13 results as expected" in text
+    assert "16 of 16 results as expected" in text
     data = json.loads(out.read_text(encoding="utf-8"))
     assert data["bound"] == {"members": 2, "topics": 2, "partitions": 2}
-    assert len(data["results"]) == 13 and all(r["as_expected"] for r in data["results"])
+    assert len(data["results"]) == 16 and all(r["as_expected"] for r in data["results"])
+    uniform_rows = [r for r in data["results"] if r["assignor"] == "uniform"]
+    assert [r["property"] for r in uniform_rows] == ["complete-exclusive", "balance", "sticky"]
+    assert all("0..4 partitions in all" in r["bound"] for r in uniform_rows)
 
 
 def test_cli_expects_a_proof_where_the_bound_holds_no_counterexample(
@@ -228,6 +365,7 @@ def test_cli_expects_a_proof_where_the_bound_holds_no_counterexample(
     assert main([*argv, "--assignor", "range", "--assignor", "roundrobin"]) == 0
     text = capsys.readouterr().out
     assert text.count("UNEXPECTED") == 0 and "6 of 6 results as expected" in text
+    assert "uniform's bound" not in text  # said only where uniform is proved
 
 
 @pytest.mark.parametrize(
@@ -238,6 +376,7 @@ def test_cli_expects_a_proof_where_the_bound_holds_no_counterexample(
         (["--max-topics", "9"], "must be at most 4"),
         (["--max-partitions", "99"], "must be at most 8"),
         (["--assignor", "stickyy"], "invalid choice"),
+        (["--assignor", "uniformm"], "invalid choice"),
         (["--colour"], "unrecognized arguments"),
     ],
 )

@@ -49,6 +49,9 @@ class MemberSpec:
 
 
 ASSIGNOR_NAMES: tuple[str, ...] = ("range", "roundrobin", "sticky", "cooperative-sticky")
+PROVED_ASSIGNORS: tuple[str, ...] = (*ASSIGNOR_NAMES, "uniform")
+"""What :mod:`.proofs` proves: the four above and KIP-848's server-side uniform assignor
+(:mod:`.uniform`, homogeneous subscriptions; its range is the ``range`` above)."""
 
 
 class Ops(Protocol):

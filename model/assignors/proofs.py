@@ -18,6 +18,12 @@ the
   what is plain to check. z3 is used where it decides something a check of the output cannot: whether
   *any* assignment of the same input is better balanced (smaller sum of squared counts) or, as balanced,
   keeps more previous ownerships.
+* **enumerated, z3 over counts** (KIP-848's server-side uniform assignor, :mod:`.uniform`): every member
+  subscribes to every topic, so the bound is 1..M members and 0..T*P partitions in all; every input is run
+  from scratch, after members leave (the rest keep the group's previous target) and after a member joins.
+  z3 decides balance (no assignment has a smaller sum of squared counts) and stickiness (no balanced
+  assignment keeps more of the previous target) over per-member counts, which is exact when everyone may
+  hold every partition; the per-partition question is pigeonhole-hard for z3 beyond a dozen partitions.
 
 Library code: it returns :class:`ProofResult` values; only ``groupcheck/cli.py`` prints.
 """
@@ -43,6 +49,7 @@ from groupcheck.model.assignors import (
     moving_slots,
     valid_claims,
 )
+from groupcheck.model.assignors.uniform import Target, uniform
 
 PROVED, COUNTEREXAMPLE, EXPECTED_COUNTEREXAMPLE = "proved", "counterexample", "expected counterexample"
 UNKNOWN = "unknown"
@@ -940,6 +947,302 @@ def _prove_enumerated(name: str, prop: _EnumeratedProperty, bound: Bound, assign
     return _result(name, prop.name, prop.statement, bound, PROVED, PROVED, started, inputs, method)
 
 
+# --- uniform (KIP-848's server-side assignor, homogeneous subscriptions) -------------------------------
+
+UniformFn = Callable[[list[int], list[int], Target], dict[int, tuple[int, ...]]]
+"""``uniform_fn(ids, partitions, old)`` — :func:`groupcheck.model.assignors.uniform.uniform` unless a test
+injects one."""
+
+
+def uniform_partitions(bound: Bound) -> int:
+    """The most partitions a uniform input in ``bound`` has: every member subscribes to every topic and the
+    assignor sees one list of them, so 1..T topics of 0..P partitions are 0..T*P partitions in all."""
+    return bound.topics * bound.partitions
+
+
+def uniform_bound_text(bound: Bound) -> str:
+    return (
+        f"1..{bound.members} members, 0..{uniform_partitions(bound)} partitions in all (= 1..{bound.topics} "
+        f"topics of 0..{bound.partitions}), every member subscribed to every topic"
+    )
+
+
+@dataclass(frozen=True)
+class _UniformCase:
+    """One concrete input of uniform's enumeration: the group ``ids`` now, partitions ``0..partitions-1``,
+    and the previous target ``old`` (of the group before it changed; empty from scratch)."""
+
+    kind: str  # scratch | leave | join
+    partitions: int
+    ids: tuple[int, ...]
+    old: Target
+
+    def claims(self) -> dict[int, int]:
+        """Partition -> the present member whose previous target holds it."""
+        return {p: m for m, ps in self.old if m in self.ids for p in ps if p < self.partitions}
+
+    def text(self) -> str:
+        group = " ".join(f"m{m}" for m in self.ids)
+        plural = "" if self.partitions == 1 else "s"
+        head = f"{len(self.ids)} members {group}; {self.partitions} partition{plural}"
+        if self.kind == "scratch":
+            return f"{head}; from scratch"
+        before = {m for m, _ in self.old}
+        moved = sorted(before - set(self.ids)) if self.kind == "leave" else sorted(set(self.ids) - before)
+        verb = "left" if self.kind == "leave" else "joined"
+        previous = _uniform_text({m: ps for m, ps in self.old}) or "nothing"
+        return f"{head}; {self.kind} (m{', m'.join(map(str, moved))} {verb}); previous target {previous}"
+
+
+def _uniform_text(assignment: Mapping[int, Sequence[int]]) -> str:
+    return ", ".join(f"m{m}=[{' '.join(f'p{p}' for p in ps)}]" for m, ps in sorted(assignment.items()))
+
+
+def _as_target(assignment: Mapping[int, Sequence[int]]) -> Target:
+    return tuple((m, tuple(sorted(assignment[m]))) for m in sorted(assignment))
+
+
+def _uniform_cases(bound: Bound, uniform_fn: UniformFn, kinds: Sequence[str]) -> Iterator[_UniformCase]:
+    """Every input in the bound: from scratch; after any members leave a group of 2..M (the rest keep the
+    group's previous target, computed from scratch); after a member joins a group of 1..M-1 at any place
+    in the member-id order (the others keep the previous target of the group without it)."""
+    for total in range(uniform_partitions(bound) + 1):
+        parts = list(range(total))
+        for n in range(1, bound.members + 1):
+            ids = tuple(range(1, n + 1))
+            if "scratch" in kinds:
+                yield _UniformCase("scratch", total, ids, ())
+            if "leave" in kinds and n > 1:
+                before = _as_target(uniform_fn(list(ids), parts, ()))
+                for k in range(1, n):
+                    for stay in itertools.combinations(ids, k):
+                        yield _UniformCase("leave", total, stay, before)
+            if "join" in kinds and n > 1:
+                for newcomer in ids:
+                    rest = [m for m in ids if m != newcomer]
+                    yield _UniformCase("join", total, ids, _as_target(uniform_fn(rest, parts, ())))
+
+
+def _least_squares(members: int, partitions: int) -> int:
+    """The least sum of squared counts of ``partitions`` over ``members``: counts differing by at most one."""
+    base, extra = divmod(partitions, members)
+    return (members - extra) * base * base + extra * (base + 1) ** 2
+
+
+def _uniform_run(case: _UniformCase, uniform_fn: UniformFn) -> dict[int, tuple[int, ...]]:
+    return uniform_fn(list(case.ids), list(range(case.partitions)), case.old)
+
+
+def _square(count: Any, cap: int) -> Any:
+    """``count ** 2`` for ``0 <= count <= cap``, linear: the sum of the first ``count`` odd numbers."""
+    terms = [z3.If(count >= k, 2 * k - 1, 0) for k in range(1, cap + 1)]
+    return z3.Sum(terms) if terms else z3.IntVal(0)
+
+
+def _better_counts(
+    partitions: int, owned: Sequence[int], squares: int, kept: int | None = None
+) -> tuple[tuple[int, ...], tuple[int, ...]] | None:
+    """z3 over the members' counts ``c`` and kept previous partitions ``k`` (``owned[i]``: how many of the
+    partitions member ``i`` previously held are still there): counts summing to ``partitions`` with a sum
+    of squares below ``squares``; or, given ``kept``, at most ``squares`` and keeping more than ``kept``.
+    Exact for homogeneous subscriptions: every assignment has such counts (``k[i] <= min(owned[i], c[i])``),
+    and any such counts are an assignment (:func:`_realise`). ``None`` when z3 proves there are none."""
+    solver = z3.Solver()
+    c = [z3.Int(f"count_m{i + 1}") for i in range(len(owned))]
+    k = [z3.Int(f"keeps_m{i + 1}") for i in range(len(owned))]
+    for ci, ki, oi in zip(c, k, owned, strict=True):
+        solver.add(0 <= ci, ci <= partitions, 0 <= ki, ki <= oi, ki <= ci)
+    solver.add(z3.Sum(c) == partitions)
+    total = z3.Sum([_square(ci, partitions) for ci in c])
+    if kept is None:
+        solver.add(total < squares)
+    else:
+        solver.add(total <= squares, z3.Sum(k) > kept)
+    verdict = solver.check()
+    if verdict == z3.unsat:
+        return None
+    if verdict != z3.sat:
+        raise RuntimeError(f"z3 answered {verdict} on a bounded count problem")
+    model = solver.model()
+    return (
+        tuple(model.eval(ci, model_completion=True).as_long() for ci in c),
+        tuple(model.eval(ki, model_completion=True).as_long() for ki in k),
+    )
+
+
+def _realise(case: _UniformCase, counts: Sequence[int], keeps: Sequence[int]) -> dict[int, tuple[int, ...]]:
+    """An assignment with these counts in which member ``i`` keeps ``keeps[i]`` of its previous target,
+    checked: each keeps the first of its claims, then the partitions left fill the members in order."""
+    claims = case.claims()
+    out: dict[int, list[int]] = {}
+    taken: set[int] = set()
+    for m, keep in zip(case.ids, keeps, strict=True):
+        out[m] = sorted(p for p, owner in claims.items() if owner == m)[:keep]
+        taken.update(out[m])
+    free = [p for p in range(case.partitions) if p not in taken]
+    for m, count in zip(case.ids, counts, strict=True):
+        want = count - len(out[m])
+        out[m], free = out[m] + free[:want], free[want:]
+    result = {m: tuple(sorted(ps)) for m, ps in out.items()}
+    if [len(ps) for ps in result.values()] != list(counts) or _uniform_complete(case, result) is not None:
+        raise AssertionError(f"counts {counts}, keeps {keeps} of {case.text()} realised wrongly: {result}")
+    return result
+
+
+@dataclass
+class _CountQuestions:
+    """z3's answers so far (the same count question recurs across inputs), and how many were asked."""
+
+    answers: dict[tuple[Any, ...], tuple[tuple[int, ...], tuple[int, ...]] | None] = field(
+        default_factory=dict
+    )
+    queries: int = 0
+
+    def ask(
+        self, partitions: int, owned: Sequence[int], squares: int, kept: int | None = None
+    ) -> tuple[tuple[int, ...], tuple[int, ...]] | None:
+        key = (partitions, tuple(owned), squares, kept)
+        if key not in self.answers:
+            self.queries += 1
+            self.answers[key] = _better_counts(partitions, owned, squares, kept)
+        return self.answers[key]
+
+
+UniformCheck = Callable[[_UniformCase, dict[int, tuple[int, ...]], _CountQuestions], str | None]
+"""Why uniform's result on the case violates the property, or None."""
+
+
+def _uniform_complete(
+    case: _UniformCase, a: Mapping[int, Sequence[int]], z: _CountQuestions | None = None
+) -> str | None:
+    if sorted(a) != list(case.ids):
+        return f"the result names members {sorted(a)}, the group is {list(case.ids)}"
+    holders: dict[int, list[int]] = {}
+    for m, ps in a.items():
+        for p in ps:
+            holders.setdefault(p, []).append(m)
+    for p, who in sorted(holders.items()):
+        if not 0 <= p < case.partitions:
+            return f"p{p} does not exist"
+        if len(who) > 1:
+            return f"p{p} goes to {len(who)} members"
+    missing = sorted(set(range(case.partitions)) - set(holders))
+    return f"p{missing[0]} is not assigned" if missing else None
+
+
+def _uniform_balance(case: _UniformCase, a: dict[int, tuple[int, ...]], z: _CountQuestions) -> str | None:
+    squares = sum(len(ps) ** 2 for ps in a.values())
+    better = z.ask(case.partitions, [0] * len(case.ids), squares)
+    if better is not None:
+        shown = _realise(case, *better)
+        return f"uniform gives {_uniform_text(a)}; better balanced (z3): {_uniform_text(shown)}"
+    counts = sorted(len(ps) for ps in a.values())
+    if counts and counts[-1] - counts[0] > 1:  # z3 finds none better only if partitions went missing
+        return f"uniform gives {_uniform_text(a)}: counts {counts} differ by {counts[-1] - counts[0]}"
+    return None
+
+
+def _uniform_sticky(case: _UniformCase, a: dict[int, tuple[int, ...]], z: _CountQuestions) -> str | None:
+    claims = case.claims()
+    kept = sum(1 for p, m in claims.items() if p in a.get(m, ()))
+    if kept == len(claims):  # nothing can keep more than all of it
+        return None
+    owned = [sum(1 for owner in claims.values() if owner == m) for m in case.ids]
+    better = z.ask(case.partitions, owned, _least_squares(len(case.ids), case.partitions), kept)
+    if better is None:
+        return None
+    shown = _realise(case, *better)
+    return (
+        f"uniform keeps {kept} of {len(claims)}: {_uniform_text(a)}; balanced and keeps {sum(better[1])} "
+        f"(z3): {_uniform_text(shown)}"
+    )
+
+
+@dataclass(frozen=True)
+class _UniformProperty:
+    name: str
+    statement: str
+    kinds: tuple[str, ...]
+    check: UniformCheck
+    method: str
+
+
+_UNIFORM_KINDS = ("scratch", "leave", "join")
+_UNIFORM_ENUM = (
+    "enumerated: every concrete input in the bound ({kinds}; a leave is any non-empty set of members "
+    "leaving, the previous target the group's from scratch; a join is a member at any place in the "
+    "member-id order); "
+)
+_UNIFORM_Z3 = (
+    " z3 is asked over per-member counts, exact with every member subscribed to every partition: any "
+    "assignment has counts summing to the partitions and keeps at most min(previous, count) of a member's "
+    "previous target, and any such counts are an assignment (built and checked when z3 finds one; "
+    "the per-partition question is pigeonhole-hard for z3: minutes at 4 members, 12 partitions)"
+)
+UNIFORM_PLAN: tuple[_UniformProperty, ...] = (
+    _UniformProperty(
+        "complete-exclusive",
+        "every partition goes to exactly one member of the group, the result names every member and "
+        "nothing else",
+        _UNIFORM_KINDS,
+        _uniform_complete,
+        _UNIFORM_ENUM + "checked in Python, z3 not used",
+    ),
+    _UniformProperty(
+        "balance",
+        "members' partition counts differ by at most one: no assignment of the same partitions to the same "
+        "members has a smaller sum of squared counts",
+        _UNIFORM_KINDS,
+        _uniform_balance,
+        _UNIFORM_ENUM + "on every input z3 decides whether an assignment with a smaller sum of squared "
+        "counts exists;" + _UNIFORM_Z3,
+    ),
+    _UniformProperty(
+        "sticky",
+        "after members leave or one joins, no balanced assignment (counts differing by at most one) keeps "
+        "more of the present members' previous target than uniform does",
+        ("leave", "join"),
+        _uniform_sticky,
+        _UNIFORM_ENUM + "z3 decides whether a balanced assignment keeps more of the previous target, asked "
+        "wherever uniform drops some of it (where it keeps all, nothing keeps more);" + _UNIFORM_Z3,
+    ),
+)
+
+
+def _prove_uniform(prop: _UniformProperty, bound: Bound, uniform_fn: UniformFn) -> ProofResult:
+    started = time.perf_counter()
+    z = _CountQuestions()
+    inputs = 0
+    method = prop.method.format(kinds=", ".join(prop.kinds))
+    text = uniform_bound_text(bound)
+    for case in _uniform_cases(bound, uniform_fn, prop.kinds):
+        inputs += 1
+        why = prop.check(case, _uniform_run(case, uniform_fn), z)
+        if why is not None:
+            witness = {"input": case.text(), "violation": why}
+            return _uniform_result(
+                prop, text, COUNTEREXAMPLE, started, inputs, method, f"{case.text()}: {why}", witness
+            )
+    method += f"; {inputs} inputs, {z.queries} z3 queries"
+    return _uniform_result(prop, text, PROVED, started, inputs, method)
+
+
+def _uniform_result(
+    prop: _UniformProperty,
+    bound_text: str,
+    verdict: str,
+    started: float,
+    checks: int,
+    method: str,
+    counterexample: str | None = None,
+    witness: Mapping[str, Any] | None = None,
+) -> ProofResult:
+    return ProofResult(
+        "uniform", prop.name, prop.statement, bound_text, verdict, PROVED, time.perf_counter() - started,
+        method, checks, counterexample, witness,
+    )  # fmt: skip
+
+
 # --- the whole table -------------------------------------------------------------------------------------
 
 
@@ -948,11 +1251,12 @@ def iter_proofs(
     *,
     cores: Mapping[str, MatrixCore] | None = None,
     assign_fn: AssignFn | None = None,
+    uniform_fn: UniformFn | None = None,
     only: Sequence[str] | None = None,
 ) -> Iterator[ProofResult]:
     """Every (assignor, property) result within ``bound``, one at a time. ``cores`` replaces Range or
-    RoundRobin code and ``assign_fn`` the sticky assignors (tests inject broken variants to see the prover
-    catch them); ``only`` restricts the assignors."""
+    RoundRobin code, ``assign_fn`` the sticky assignors and ``uniform_fn`` the uniform one (tests inject
+    broken variants to see the prover catch them); ``only`` restricts the assignors."""
     cores = {**MATRIX_CORES, **(cores or {})}
     assign_fn = assign_fn or assign
     for name, prop, expected in SYMBOLIC_PLAN:
@@ -963,6 +1267,9 @@ def iter_proofs(
     for name, eprop in ENUMERATED_PLAN:
         if only is None or name in only:
             yield _prove_enumerated(name, eprop, bound, assign_fn)
+    if only is None or "uniform" in only:
+        for uprop in UNIFORM_PLAN:
+            yield _prove_uniform(uprop, bound, uniform_fn or uniform)
 
 
 def prove_assignors(
@@ -970,7 +1277,8 @@ def prove_assignors(
     *,
     cores: Mapping[str, MatrixCore] | None = None,
     assign_fn: AssignFn | None = None,
+    uniform_fn: UniformFn | None = None,
     only: Sequence[str] | None = None,
 ) -> list[ProofResult]:
     """:func:`iter_proofs` as a list."""
-    return list(iter_proofs(bound, cores=cores, assign_fn=assign_fn, only=only))
+    return list(iter_proofs(bound, cores=cores, assign_fn=assign_fn, uniform_fn=uniform_fn, only=only))

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from groupcheck.checker.fingerprint import replace
 from groupcheck.model.assignors import ASSIGNORS
+from groupcheck.model.assignors.uniform import uniform
 from groupcheck.model.protocols.kip848.state import (
     COORDINATOR_LOAD_IN_PROGRESS,
     FENCED_INSTANCE_ID,
@@ -171,42 +172,6 @@ def target_of(target: Target, mid: int) -> tuple[int, ...]:
         if m == mid:
             return parts
     return ()
-
-
-def uniform(ids: list[int], partitions: list[int], old: Target) -> dict[int, tuple[int, ...]]:
-    """The server-side uniform assignor when every member subscribes to every topic
-    (UniformHomogeneousAssignmentBuilder), members in member-id order: each keeps its old target up to its
-    quota (stickiness), the quotas differ by at most one, and the first members to have kept more take
-    the extra slots; then the partitions nobody kept fill the others in order."""
-    n = len(ids)
-    if n == 0:
-        return {}
-    base, extra = divmod(len(partitions), n)
-    before = dict(old)
-    held = {p for m in ids for p in before.get(m, ()) if p in partitions}
-    unassigned = [p for p in partitions if p not in held]
-    out: dict[int, tuple[int, ...]] = {}
-    unfilled: list[tuple[int, int]] = []
-    for i, m in enumerate(ids):
-        has_extra = extra > 0
-        quota = base + (1 if has_extra else 0)
-        mine = [p for p in before.get(m, ()) if p in partitions]
-        keep, rest = mine[:quota], mine[quota:]
-        unassigned += rest
-        quota -= len(keep)
-        if quota > 0 and has_extra and n - i > extra:
-            quota, has_extra = quota - 1, False  # a later member, which kept more, takes this slot
-        if quota > 0:
-            unfilled.append((m, quota))
-        if has_extra:
-            extra -= 1
-        out[m] = tuple(keep)
-    for m, quota in unfilled:
-        out[m] = tuple(sorted((*out[m], *unassigned[:quota])))
-        unassigned = unassigned[quota:]
-    if unassigned:  # cannot happen when the quotas add up: a bug, not a state
-        raise AssertionError(f"uniform assignor left {unassigned} unassigned")
-    return out
 
 
 def compute_target(cfg: Config, w: World, members: Members, old: Target = ()) -> Target:
