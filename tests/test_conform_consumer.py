@@ -377,10 +377,10 @@ def test_kafka_431_has_the_fixes_the_model_has_switches_for(harness: conform.Har
 
 
 def test_what_the_harness_does_not_drive_is_refused_not_skipped() -> None:
-    """Offset commits reach the coordinator in the model (HandleOffsetCommit) but the harness does not
-    drive them: a scenario with commits is not replayed (said why), and a coordinator step the replayer
-    does not know raises instead of passing unchecked (before, such a step sent Kafka nothing and the
-    walk went on: commit-view-overlap's counterexample 'agreed' with Kafka without one commit compared)."""
+    """Offset commits are driven (HandleOffsetCommit: cg_commit), so a scenario with commits is replayed;
+    a coordinator step the replayer does not know still raises instead of passing unchecked (before
+    commits were driven, commit-view-overlap's counterexample 'agreed' with Kafka without one commit
+    compared)."""
     from groupcheck.model import Act
     from groupcheck.model.scenario import load_scenario
 
@@ -388,10 +388,9 @@ def test_what_the_harness_does_not_drive_is_refused_not_skipped() -> None:
     from groupcheck.conform.replay import conformable
 
     root = Path(__file__).resolve().parent.parent
-    with_commits = load_scenario(root / "specs" / "consumer" / "commit-view-overlap.toml")
-    assert "OffsetCommit" in (conformable(with_commits) or "")
+    assert conformable(load_scenario(root / "specs" / "consumer" / "commit-view-overlap.toml")) is None
     assert conformable(load_scenario(root / "specs" / "consumer" / "client-view-overlap.toml")) is None
     replayer = object.__new__(ConsumerReplayer)
-    with pytest.raises(NotDriven, match="HandleOffsetCommit"):
-        replayer.events(None, Act("HandleOffsetCommit", "B1", (0, 0)))  # type: ignore[arg-type]
+    with pytest.raises(NotDriven, match="HandleTeleport"):
+        replayer.events(None, Act("HandleTeleport", "B1", (0, 0)))  # type: ignore[arg-type]
     assert replayer.events(None, Act("BrokerRestart", "B2", (1,))) == []  # type: ignore[arg-type]
