@@ -6,8 +6,12 @@ What is compared: every response's error code, member epoch and assignment (abse
 after every step the coordinator's status, Kafka's group state (Empty, Assigning, Reconciling, Stable,
 derived on the model's side from the same fields as Kafka derives it), the group epoch, the target
 assignment epoch, each member's epoch, previous epoch, state, assigned partitions, partitions pending
-revocation and target, and the partition epochs. An exception thrown by Kafka's coordinator that is no
-API error (the IllegalStateException of a partition given two epochs) is the divergence of highest rank.
+revocation and target, and the partition epochs. With offset commits modelled (``records_per_partition >
+0``), each OffsetCommit goes to ``OffsetMetadataManager.commitOffset`` (the harness's ``cg_commit``, v10 by
+topic id) and its error and every partition's error are compared, and so are the committed offsets (which
+commit wrote each partition) and each member's KIP-1251 assignment epochs. An exception thrown by Kafka's
+coordinator that is no API error (the IllegalStateException of a partition given two epochs) is the
+divergence of highest rank.
 
 The model's member ids are Kafka's (a 4.x client makes its own, KIP-1082): member ``n`` is ``m<n>``.
 The model is replayed as Kafka 4.3.1 is (:data:`KAFKA_SWITCHES`): the switches of the bugs the pinned
