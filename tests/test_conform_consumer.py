@@ -48,8 +48,8 @@ def acts(steps: list[tuple[str, str, tuple[int, ...]]]) -> list[Act]:
 
 def test_a_few_hundred_consumer_walks_agree_with_kafka(harness: conform.Harness) -> None:
     """300 random walks over specs/consumer/ and conformance/scenarios/consumer-*.toml, and the search's
-    counterexample (client-view-overlap): every response and state compared, no unexplained divergence;
-    the walks reach every error and event of the protocol."""
+    counterexamples (client-view-overlap, commit-view-overlap): every response and state compared, no
+    unexplained divergence; the walks reach every error and event of the protocol."""
     started = time.perf_counter()
     scs = consumer_scenarios()
     assert {s.name for s in scs} >= {"conformance-consumer-all-faults", "conformance-consumer-empty-start"}
@@ -61,7 +61,8 @@ def test_a_few_hundred_consumer_walks_agree_with_kafka(harness: conform.Harness)
     p = report.protocols["consumer"]
     text = "\n".join(conform.summary_lines(report))
     assert report.unexplained == 0, text
-    assert p.walks == 300 and p.counterexamples == 1 and p.steps > 300 * 40
+    # the search's counterexamples: client-view-overlap's and commit-view-overlap's (commits are driven)
+    assert p.walks == 300 and p.counterexamples == 2 and p.steps > 300 * 40
     # the rebalance timeout (1 in 3,000 random walks) by two walks steered to it
     assert p.steered["RebalanceTimeout"] == p.steered_reached["RebalanceTimeout"] == 2, text
     assert p.responses > 3000 and p.states == p.steps - sum(p.known.values()), text
@@ -69,7 +70,19 @@ def test_a_few_hundred_consumer_walks_agree_with_kafka(harness: conform.Harness)
     # FENCED_MEMBER_EPOCH: the model's consumers never send a stale epoch it does not tolerate (no path to it
     # in specs/consumer/'s scenarios, searched exhaustively): docs/MODEL.md, "Conformance"
     assert errors >= {"NONE", "UNKNOWN_MEMBER_ID", "NOT_COORDINATOR", "COORDINATOR_LOAD_IN_PROGRESS"}, errors
-    for event in ("cg_heartbeat", "cg_session_timeout", "cg_rebalance_timeout", "crash", "elect", "load"):
+    # offset commits (conformance/scenarios' consumer-*.toml and commit-view-overlap commit what they own)
+    commits = {k.split()[-1] for k in p.coverage if k.startswith("response OffsetCommit")}
+    # (STALE_MEMBER_EPOCH: about 1 in 2,000 walks; test_a_commit_refused_for_one_partition_is_refused_for_all)
+    assert commits >= {"NONE", "UNKNOWN_MEMBER_ID", "NOT_COORDINATOR"}, commits
+    for event in (
+        "cg_heartbeat",
+        "cg_commit",
+        "cg_session_timeout",
+        "cg_rebalance_timeout",
+        "crash",
+        "elect",
+        "load",
+    ):
         assert p.coverage[f"event {event}"], (event, p.coverage)
     assert set(p.known) <= {consumer.LEAVE_BEFORE_GROUP}, p.known
     # issue 27's rare situations, reached at random (the rebalance timeout by the steered walks above)
@@ -355,6 +368,9 @@ PRE_FIX: dict[str, str | None] = {
     "kafka-16249-acknowledgement-dropped-pre-fix": "HeartbeatResponse to C1.epoch",
     "kafka-19233-rejoin-fenced-pre-fix": "HeartbeatResponse to C2.error",
     "kafka-20442-empty-group-epochs-pre-fix": None,
+    # the owner's commit at epoch 1 of t0-0 (granted at 1) after the coordinator moved it to epoch 2:
+    # refused before 4.3, accepted by 4.3.1 (KIP-1251): 4.3.1 is the switch commit_assignment_epochs on
+    "kafka-20066-owner-commit-refused-pre-fix": "OffsetCommitResponse to C1.error",
 }
 
 
@@ -377,10 +393,10 @@ def test_kafka_431_has_the_fixes_the_model_has_switches_for(harness: conform.Har
 
 
 def test_what_the_harness_does_not_drive_is_refused_not_skipped() -> None:
-    """Offset commits reach the coordinator in the model (HandleOffsetCommit) but the harness does not
-    drive them: a scenario with commits is not replayed (said why), and a coordinator step the replayer
-    does not know raises instead of passing unchecked (before, such a step sent Kafka nothing and the
-    walk went on: commit-view-overlap's counterexample 'agreed' with Kafka without one commit compared)."""
+    """Offset commits are driven (HandleOffsetCommit: cg_commit), so a scenario with commits is replayed;
+    a coordinator step the replayer does not know still raises instead of passing unchecked (before
+    commits were driven, commit-view-overlap's counterexample 'agreed' with Kafka without one commit
+    compared)."""
     from groupcheck.model import Act
     from groupcheck.model.scenario import load_scenario
 
@@ -388,10 +404,99 @@ def test_what_the_harness_does_not_drive_is_refused_not_skipped() -> None:
     from groupcheck.conform.replay import conformable
 
     root = Path(__file__).resolve().parent.parent
-    with_commits = load_scenario(root / "specs" / "consumer" / "commit-view-overlap.toml")
-    assert "OffsetCommit" in (conformable(with_commits) or "")
+    assert conformable(load_scenario(root / "specs" / "consumer" / "commit-view-overlap.toml")) is None
     assert conformable(load_scenario(root / "specs" / "consumer" / "client-view-overlap.toml")) is None
     replayer = object.__new__(ConsumerReplayer)
-    with pytest.raises(NotDriven, match="HandleOffsetCommit"):
-        replayer.events(None, Act("HandleOffsetCommit", "B1", (0, 0)))  # type: ignore[arg-type]
+    with pytest.raises(NotDriven, match="HandleTeleport"):
+        replayer.events(None, Act("HandleTeleport", "B1", (0, 0)))  # type: ignore[arg-type]
     assert replayer.events(None, Act("BrokerRestart", "B2", (1,))) == []  # type: ignore[arg-type]
+
+
+# -- offset commits (HandleOffsetCommit -> cg_commit) --------------------------------------------------------
+
+
+def test_commit_view_overlap_kafkas_coordinator_accepts_the_commit_too(harness: conform.Harness) -> None:
+    """The model's commit finding (specs/consumer/commit-view-overlap.toml, commit-by-owner violated)
+    replayed against Kafka 4.3.1: every heartbeat, commit and state agrees. At the last step m2 commits
+    t0-0 and t0-1 with its member epoch 4 while Kafka's coordinator has taken t0-1 from it without a
+    revocation (freed, m1's target, not yet granted), and Kafka accepts both partitions and writes both
+    offsets: a commit at the member's epoch is accepted for every partition, held or not
+    (ConsumerGroup.validateOffsetCommit)."""
+    sc = scenario("specs/consumer/commit-view-overlap.toml")
+    path = conform.counterexample_search("violated")(sc)
+    assert path is not None
+    r = conform.replay_walk(sc, harness, actions=path, source="counterexample")
+    assert r.divergence is None and r.steps == len(path) and r.states_compared == r.steps
+    last = r.records[-1]
+    assert last.events[0]["op"] == "cg_commit" and last.events[0]["member"] == "m2"
+    assert last.kafka_responses == [{"error": "NONE", "errors": [["t0", 0, "NONE"], ["t0", 1, "NONE"]]}]
+    k = last.kafka_state
+    # t0-1 is m1's target, freed from m2 (no partition epoch) and not yet granted: not m2's
+    assert k["members"]["m2"]["assigned"] == [["t0", 0]] and k["members"]["m1"]["target"] == [["t0", 1]]
+    assert "t0-1" not in k["partition_epochs"] and k["members"]["m2"]["epoch"] == last.events[0]["epoch"]
+    commit_id = last.events[0]["offset"]
+    assert k["committed"]["t0-1"] == commit_id == last.model_state["committed"]["t0-1"]
+
+
+def test_a_commit_refused_for_one_partition_is_refused_for_all(harness: conform.Harness) -> None:
+    """The divergence that ended in a model fix: an OffsetCommit below the member's epoch naming a
+    partition held since that epoch and one granted after it. Kafka 4.3.1's per-partition validator
+    throws and the whole request is answered STALE_MEMBER_EPOCH (no offset written); the model refused
+    only the other partition before. Pinned by the shortest path to a stale commit in commit-view-overlap
+    (a breadth-first search of 200,000 states, too many for the default run's steering): m1's session
+    expires, m2 is granted both partitions at epoch 3 and commits them at 3, m1 rejoins, and m2's
+    heartbeat at 3 (owning neither yet) moves it to epoch 4 with t0-0 alone before the commit arrives."""
+    sc = scenario("specs/consumer/commit-view-overlap.toml")
+    steps = [
+        ("ConsumerJoin", "C2", (1,)),
+        ("FindCoordinator", "C2", (1,)),
+        ("Heartbeat", "C2", (1,)),
+        ("HandleHeartbeat", "B1", (0, 1)),
+        ("CutLink", "env", (0, 0)),
+        ("SessionExpired", "B1", (0, 1)),
+        ("HealLink", "env", (0, 0)),
+        ("HeartbeatResponse", "C2", (1, 0)),
+        ("Heartbeat", "C2", (1,)),
+        ("Reconcile", "C2", (1,)),
+        ("Heartbeat", "C1", (0,)),
+        ("HandleHeartbeat", "B1", (0, 1)),
+        ("HandleHeartbeat", "B1", (0, 0)),
+        ("HeartbeatResponse", "C1", (0, 0)),
+        ("Heartbeat", "C1", (0,)),
+        ("HandleHeartbeat", "B1", (0, 0)),
+        ("HeartbeatResponse", "C2", (1, 0)),
+        ("Heartbeat", "C2", (1,)),
+        ("Reconcile", "C2", (1,)),
+        ("Commit", "C2", (1,)),
+        ("HandleHeartbeat", "B1", (0, 1)),
+        ("HandleOffsetCommit", "B1", (0, 1)),
+    ]
+    r = conform.replay_walk(sc, harness, actions=acts(steps), source="pinned")
+    assert r.divergence is None and r.steps == len(steps)
+    refused = [x for rec in r.records for x in rec.kafka_responses if x.get("error") == "STALE_MEMBER_EPOCH"]
+    assert refused and all(e == "STALE_MEMBER_EPOCH" for x in refused for _, _, e in x["errors"])
+    assert any(len(x["errors"]) > 1 for x in refused), refused
+    assert r.records[-1].kafka_state["committed"] == r.records[-1].model_state["committed"]
+
+
+def test_kafka_431_tolerates_an_older_epoch_only_for_a_commit_by_topic_id(
+    harness: conform.Harness, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """KIP-1251's validator finds a partition's assignment epoch by topic id. The 4.3.1 Java consumer sends
+    OffsetCommit v10 (topic ids) when it knows them (cg_commit's default, as the replay runs); a v9 commit
+    by name alone finds none, so 4.3.1 refuses every commit below the member's epoch, as before 4.3:
+    KAFKA-20066's pre-fix counterexample, replayed with v9 commits, agrees with Kafka at every step."""
+    from groupcheck.runner import check_scenario
+
+    sc = scenario("specs/history/kafka-20066-owner-commit-refused-pre-fix.toml")
+    cex = check_scenario(sc).result.counterexample
+    assert cex is not None
+    real = consumer.ConsumerReplayer.events
+
+    def by_name(self: consumer.ConsumerReplayer, w: Any, act: Act) -> list[dict[str, Any]]:
+        return [{**e, "version": 9} if e["op"] == "cg_commit" else e for e in real(self, w, act)]
+
+    monkeypatch.setattr(consumer.ConsumerReplayer, "events", by_name)
+    r = conform.replay_walk(sc, harness, actions=[s.action for s in cex.steps], source="v9")
+    assert r.divergence is None and r.steps == len(cex.steps)
+    assert r.records[-1].kafka_responses[0]["error"] == "STALE_MEMBER_EPOCH"

@@ -396,7 +396,8 @@ def test_kafka_15890_owned_partitions_in_every_heartbeat() -> None:
 
 def test_kafka_20066_commit_checked_per_partition_since_kip_1251() -> None:
     """validateOffsetCommit: at the member's epoch every partition is accepted, above it none; below it,
-    before Kafka 4.3 none, since KIP-1251 those the member has held since the commit's epoch."""
+    before Kafka 4.3 none, since KIP-1251 all if the member has held each since the commit's epoch, else
+    none (one refused partition fails the request)."""
     from dataclasses import replace as dc_replace
 
     from groupcheck.model.protocols.kip848.coordinator import commit_refused, held_since
@@ -407,7 +408,9 @@ def test_kafka_20066_commit_checked_per_partition_since_kip_1251() -> None:
     m = KMember(4, 3, M_UNREVOKED, (0,), (1,), aepochs=((0, 3), (1, 4)))
     assert commit_refused(cfg, m, 4, (0, 1)) == () == commit_refused(pre, m, 4, (0, 1))
     assert commit_refused(cfg, m, 5, (0,)) == (0,) == commit_refused(pre, m, 5, (0,))
-    assert commit_refused(cfg, m, 3, (0, 1)) == (1,)  # t0-1 was granted after epoch 3
+    # t0-1 was granted after epoch 3: the whole request is refused, as Kafka 4.3.1 answers it
+    assert commit_refused(cfg, m, 3, (0, 1)) == (0, 1)
+    assert commit_refused(cfg, m, 3, (0,)) == ()  # the owner's commit below its epoch (KIP-1251)
     assert commit_refused(pre, m, 3, (0,)) == (0,)  # the owner's commit, refused before 4.3
     assert held_since(m, 3, (0,)) and not held_since(m, 3, (1,)) and not held_since(m, 5, (0,))
 

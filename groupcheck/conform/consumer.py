@@ -6,8 +6,12 @@ What is compared: every response's error code, member epoch and assignment (abse
 after every step the coordinator's status, Kafka's group state (Empty, Assigning, Reconciling, Stable,
 derived on the model's side from the same fields as Kafka derives it), the group epoch, the target
 assignment epoch, each member's epoch, previous epoch, state, assigned partitions, partitions pending
-revocation and target, and the partition epochs. An exception thrown by Kafka's coordinator that is no
-API error (the IllegalStateException of a partition given two epochs) is the divergence of highest rank.
+revocation and target, and the partition epochs. With offset commits modelled (``records_per_partition >
+0``), each OffsetCommit goes to ``OffsetMetadataManager.commitOffset`` (the harness's ``cg_commit``, v10 by
+topic id) and its error and every partition's error are compared, and so are the committed offsets (which
+commit wrote each partition) and each member's KIP-1251 assignment epochs. An exception thrown by Kafka's
+coordinator that is no API error (the IllegalStateException of a partition given two epochs) is the
+divergence of highest rank.
 
 The model's member ids are Kafka's (a 4.x client makes its own, KIP-1082): member ``n`` is ``m<n>``.
 The model is replayed as Kafka 4.3.1 is (:data:`KAFKA_SWITCHES`): the switches of the bugs the pinned
@@ -26,13 +30,20 @@ from groupcheck.conform.divergences import KNOWN, SIMPLIFICATION, Divergence, Ki
 from groupcheck.conform.harness import Harness, HarnessUnavailable
 from groupcheck.conform.replay import StepRecord, _label
 from groupcheck.model import Act, GroupModel
-from groupcheck.model.protocols.kip848.coordinator import member_of, serving, target_of
+from groupcheck.model.protocols.kip848.coordinator import (
+    commits_modelled,
+    handle_offset_commit,
+    member_of,
+    serving,
+    target_of,
+)
 from groupcheck.model.protocols.kip848.state import (
     FREE,
     LEAVE_EPOCH,
     M_STABLE,
     M_UNRELEASED,
     OK,
+    STALE_MEMBER_EPOCH,
     KCoordinator,
     KMember,
     KMsg,
@@ -40,7 +51,7 @@ from groupcheck.model.protocols.kip848.state import (
 from groupcheck.model.scenario import Scenario
 from groupcheck.model.shared.config import Config
 from groupcheck.model.shared.network import link_index
-from groupcheck.model.shared.state import CATCHUP, World
+from groupcheck.model.shared.state import CATCHUP, World, tset
 
 # Kafka 4.3.1 lacks the KAFKA-20442 fix (fencing the last member leaves the target assignment epoch
 # behind the group epoch; docs/KIP848-NOTES.md §1): the model is replayed with that switch at 4.3.1's side
@@ -63,6 +74,9 @@ KNOWN[LEAVE_BEFORE_GROUP] = Kind(
     ),
 )
 
+
+# a member's fields compared (the assignment epochs only when the model keeps them: with commits)
+MEMBER_FIELDS = ("epoch", "prev", "state", "assigned", "pending", "target", "assignment_epochs")
 
 # a broker's steps that reach no coordinator state Kafka keeps (a GC pause ending, a crashed broker
 # starting again); every other coordinator step is driven by :meth:`ConsumerReplayer.events` or refused
@@ -103,6 +117,10 @@ class ConsumerReplayer:
         self.kafka_state_now: dict[str, Any] | None = None
         self.responses_compared = self.states_compared = self.by_runtime = 0
         self.rid = 0
+        self.track = commits_modelled(self.cfg)
+        # the offsets the model's coordinator has accepted: partition -> the commit's id (the offset the
+        # harness commits is that id, so Kafka's committed offsets say which commit wrote each partition)
+        self.committed: dict[str, int] = {}
 
     # -- the model's vocabulary in Kafka's terms --------------------------------------------------------
     @staticmethod
@@ -170,6 +188,23 @@ class ConsumerReplayer:
                     "owned": self.partitions(req.owned) if req.epoch != LEAVE_EPOCH else None,
                     "full": req.full,
                     # a broker that is not the group's coordinator: its runtime answers NOT_COORDINATOR
+                    "elsewhere": w.leader != b,
+                }
+            ]
+        if name == "HandleOffsetCommit":
+            b, c = args[0], args[1]
+            req = w.links[link_index(self.cfg, c, b)].to_broker[0]
+            self.rid += 1
+            return [
+                {
+                    "op": "cg_commit",
+                    "c": c,
+                    "tag": self.rid,
+                    "client": f"C{c + 1}",
+                    "member": self.member(req.member_id),
+                    "epoch": req.epoch,
+                    "partitions": self.partitions(req.owned or ()),
+                    "offset": self.rid,
                     "elsewhere": w.leader != b,
                 }
             ]
@@ -242,6 +277,24 @@ class ConsumerReplayer:
                             diffs.append((f"HeartbeatResponse to C{c + 1}.{f}", m[f], kn[f], ""))
             else:  # the link is cut: the model's answer is lost on the way, and so is Kafka's
                 self.coverage["response lost on a cut link"] += 1
+        if act.name == "HandleOffsetCommit":
+            m = self.model_commit(w, act.args[0], act.args[1], events[0])
+            model_side.append(m)
+            k = responses[0] if responses else None
+            if k is not None and k.get("by") == "runtime":
+                self.by_runtime += 1
+            if k is None:
+                diffs.append((f"OffsetCommitResponse to C{act.args[1] + 1}", m, None, "Kafka sent none"))
+            else:
+                # compared even when the link is cut: both coordinators decided (and wrote) before the
+                # answer was lost on the way
+                kn = {"error": k["error"], "errors": sorted(k["errors"])}
+                kafka_side.append(kn)
+                self.responses_compared += 1
+                self.coverage[f"response OffsetCommit {k['error']}"] += 1
+                for f in ("error", "errors"):
+                    if m[f] != kn[f]:
+                        diffs.append((f"OffsetCommitResponse to C{act.args[1] + 1}.{f}", m[f], kn[f], ""))
         self.count_rare(w, act, nxt)
         mstate = self.model_state(nxt)
         kstate = self.kafka_state(result["state"])
@@ -297,6 +350,37 @@ class ConsumerReplayer:
             if any(r.state == M_UNRELEASED for _, r in nxt.brokers[b].members):
                 self.coverage["reached unreleased partitions (steps)"] += 1
 
+    def model_commit(self, w: World, b: int, c: int, ev: dict[str, Any]) -> dict[str, Any]:
+        """The model coordinator's answer to the OffsetCommit ``ev`` sends Kafka (taken by the model's own
+        step on the link made whole, so that a cut link's lost answer is compared too): the error and the
+        error of every partition; the partitions accepted are recorded as committed by ``ev``'s offset."""
+        i = link_index(self.cfg, c, b)
+        ln = w.links[i]
+        whole = w._replace(links=tset(w.links, i, ln._replace(cut=False))) if ln.cut else w
+        nxt = handle_offset_commit(self.cfg, whole, b, c)
+        if nxt is None:
+            raise RuntimeError("HandleOffsetCommit was taken but the model's step does not apply")
+        msg: KMsg = nxt.links[i].to_consumer[-1]
+        error = "NONE" if msg.error == OK else msg.error
+        refused = set(msg.owned or ()) if msg.error == STALE_MEMBER_EPOCH else None
+        errors = []
+        for t, p in ev["partitions"]:
+            slot = self.cfg.topic_offsets[[n for n, _ in self.cfg.topics].index(t)] + p
+            e = "NONE" if error == "NONE" or (refused is not None and slot not in refused) else error
+            errors.append([t, p, e])
+            if e == "NONE":
+                self.committed[f"{t}-{p}"] = ev["offset"]
+        if error == "NONE" and not msg.full:
+            self.coverage["reached commit accepted for a partition not held since its epoch"] += 1
+        elif error == "NONE" and ev["epoch"] < (self._epoch_of(w, b, msg.member_id) or 0):
+            self.coverage["reached commit below the member epoch accepted (KIP-1251)"] += 1
+        return {"error": error, "errors": sorted(errors)}
+
+    @staticmethod
+    def _epoch_of(w: World, b: int, mid: int | None) -> int | None:
+        m = member_of(w.brokers[b].members, mid) if serving(w, b) else None
+        return None if m is None else m.epoch
+
     @staticmethod
     def field_kind(field: str) -> str:
         """A difference's field without the member or consumer it is about (one kind for all of them)."""
@@ -324,7 +408,12 @@ class ConsumerReplayer:
             "assigned": self.partitions(r.assigned),
             "pending": self.partitions(r.pending),
             "target": self.partitions(target_of(br.target, mid)),
+            # KIP-1251's assignment epochs, which the model keeps only when it models commits
+            **({"assignment_epochs": self.since(r)} if self.track else {}),
         }
+
+    def since(self, r: KMember) -> dict[str, int]:
+        return {"-".join(map(str, self.partition(p))): e for p, e in sorted(r.aepochs)}
 
     def model_state(self, w: World) -> dict[str, Any]:
         b = w.leader
@@ -344,6 +433,7 @@ class ConsumerReplayer:
             "partition_epochs": {
                 "-".join(map(str, self.partition(s))): e for s, e in enumerate(br.pepochs) if e != FREE
             },
+            "committed": dict(sorted(self.committed.items())),
         }
 
     @staticmethod
@@ -360,17 +450,16 @@ class ConsumerReplayer:
                 "assignment_epoch": 1,
                 "members": {},
                 "partition_epochs": {},
+                "committed": {},
             }
         return {
             "coordinator": "serving",
             "group": k["group"],
             "group_epoch": k["group_epoch"],
             "assignment_epoch": k["assignment_epoch"],
-            "members": {
-                m["member"]: {f: m[f] for f in ("epoch", "prev", "state", "assigned", "pending", "target")}
-                for m in k["members"]
-            },
+            "members": {m["member"]: {f: m[f] for f in MEMBER_FIELDS} for m in k["members"]},
             "partition_epochs": dict(k["partition_epochs"]),
+            "committed": dict(sorted((k.get("committed") or {}).items())),
         }
 
     @staticmethod
@@ -386,11 +475,13 @@ class ConsumerReplayer:
             out.append(("state.members", sorted(mm), sorted(km), "the members"))
             return out
         for mid in sorted(mm):
-            for f in ("epoch", "prev", "state", "assigned", "pending", "target"):
-                if mm[mid][f] != km[mid][f]:
+            for f in MEMBER_FIELDS:
+                if f in mm[mid] and mm[mid][f] != km[mid][f]:
                     out.append((f"member {mid}.{f}", mm[mid][f], km[mid][f], ""))
         if m["partition_epochs"] != k["partition_epochs"]:
             out.append(("state.partition_epochs", m["partition_epochs"], k["partition_epochs"], ""))
+        if m["committed"] != k["committed"]:
+            out.append(("state.committed", m["committed"], k["committed"], "partition: the commit's id"))
         return out
 
 

@@ -15,7 +15,6 @@ from groupcheck.model import Act, GroupModel
 from groupcheck.model.explain import describe
 from groupcheck.model.group import consumer_name
 from groupcheck.model.protocols.classic.coordinator import group_state
-from groupcheck.model.protocols.kip848.coordinator import commits_modelled
 from groupcheck.model.protocols.seed.coordinator import holds_request_of
 from groupcheck.model.protocols.seed.table import REQUESTS, RESPONSES
 from groupcheck.model.scenario import Scenario
@@ -107,8 +106,6 @@ def conformable(sc: Scenario) -> str | None:
         return f"protocol {cfg.protocol}"
     if sc.switches_off:
         return f"switches off ({', '.join(sc.switches_off)}): a design that is not Kafka's"
-    if cfg.protocol == "consumer" and commits_modelled(cfg):
-        return "offset commits (records_per_partition > 0): the harness does not drive OffsetCommit yet"
     return None
 
 

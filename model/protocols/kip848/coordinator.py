@@ -416,8 +416,10 @@ def handle_heartbeat(cfg: Config, w: World, b: int, c: int) -> World | None:
 def commit_refused(cfg: Config, m: KMember, epoch: int, parts: tuple[int, ...]) -> tuple[int, ...]:
     """The partitions of a member's OffsetCommit at ``epoch`` refused STALE_MEMBER_EPOCH: all of them
     when the epoch is above the member's; none when equal; below it, all before Kafka 4.3 (the member
-    epoch must match), and since KIP-1251 (switch ``commit_assignment_epochs``) those the member does not
-    hold (assigned or pending revocation) or was granted after ``epoch``."""
+    epoch must match), and since KIP-1251 (switch ``commit_assignment_epochs``) all of them as soon as
+    one is not the member's (assigned or pending revocation) or was granted after ``epoch``: Kafka's
+    per-partition validator throws, and GroupCoordinatorService answers the whole request with its
+    error (none of its offsets is written; found by conformance against Kafka 4.3.1)."""
     if epoch > m.epoch:
         return parts
     if epoch == m.epoch:
@@ -425,7 +427,7 @@ def commit_refused(cfg: Config, m: KMember, epoch: int, parts: tuple[int, ...]) 
     if not cfg.switches.commit_assignment_epochs:
         return parts
     since = dict(m.aepochs)
-    return tuple(p for p in parts if since.get(p, epoch + 1) > epoch)
+    return parts if any(since.get(p, epoch + 1) > epoch for p in parts) else ()
 
 
 def held_since(m: KMember, epoch: int, parts: tuple[int, ...]) -> bool:

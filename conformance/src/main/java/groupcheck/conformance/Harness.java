@@ -6,6 +6,7 @@ import org.apache.kafka.clients.consumer.internals.ConsumerProtocol;
 import org.apache.kafka.common.TopicPartition;
 import org.apache.kafka.common.Uuid;
 import org.apache.kafka.common.errors.ApiException;
+import org.apache.kafka.common.requests.OffsetCommitRequest;
 import org.apache.kafka.common.errors.CoordinatorLoadInProgressException;
 import org.apache.kafka.common.errors.NotCoordinatorException;
 import org.apache.kafka.common.message.ConsumerGroupHeartbeatRequestData;
@@ -186,6 +187,7 @@ final class Harness {
             case "cg_setup": cgSetup(ev); break;
             case "cg_bootstrap": cgBootstrap(ev); break;
             case "cg_heartbeat": cgHeartbeat(ev, info); break;
+            case "cg_commit": cgCommit(ev); break;
             case "cg_session_timeout":
                 fire(GroupMetadataManager.groupSessionTimeoutKey(GROUP, str(ev, "member")), info);
                 break;
@@ -313,10 +315,16 @@ final class Harness {
     private static final class Ctx implements AuthorizableRequestContext {
         private final ApiKeys api;
         private final String clientId;
+        private final short version;
 
         Ctx(ApiKeys api, String clientId) {
+            this(api, clientId, version(api));
+        }
+
+        Ctx(ApiKeys api, String clientId, short version) {
             this.api = api;
             this.clientId = clientId;
+            this.version = version;
         }
 
         @Override public String listenerName() { return ListenerName.forSecurityProtocol(SecurityProtocol.PLAINTEXT).value(); }
@@ -324,7 +332,7 @@ final class Harness {
         @Override public KafkaPrincipal principal() { return KafkaPrincipal.ANONYMOUS; }
         @Override public InetAddress clientAddress() { return InetAddress.getLoopbackAddress(); }
         @Override public int requestType() { return api.id; }
-        @Override public int requestVersion() { return version(api); }
+        @Override public int requestVersion() { return version; }
         @Override public String clientId() { return clientId; }
         @Override public int correlationId() { return 0; }
     }
@@ -854,12 +862,14 @@ final class Harness {
         for (Object o : (List<Object>) ev.get("members")) {
             Map<String, Object> m = (Map<String, Object>) o;
             int epoch = ((Number) m.get("epoch")).intValue();
+            // KIP-1251's assignment epochs ("topic-p" -> epoch) when the walk keeps them, else the member's epoch
+            Map<String, Object> since = (Map<String, Object>) m.getOrDefault("assignment_epochs", Map.of());
             members.add(new ConsumerGroupMember.Builder(str(m, "member"))
                 .setMemberEpoch(epoch)
                 .setPreviousMemberEpoch(((Number) m.get("prev")).intValue())
                 .setState(MemberState.valueOf(str(m, "state")))
-                .setAssignedPartitions(epochs((List<Object>) m.get("assigned"), epoch))
-                .setPartitionsPendingRevocation(epochs((List<Object>) m.get("pending"), epoch))
+                .setAssignedPartitions(epochs((List<Object>) m.get("assigned"), epoch, since))
+                .setPartitionsPendingRevocation(epochs((List<Object>) m.get("pending"), epoch, since))
                 .setSubscribedTopicNames(topics)
                 .setRebalanceTimeoutMs(REBALANCE_TIMEOUT_MS)
                 .setClientId(str(m, "client"))
@@ -933,6 +943,99 @@ final class Harness {
             return;
         }
         send(cgResponse(r, result.response(), "coordinator"));
+    }
+
+    /**
+     * One OffsetCommit of a consumer-group member, as the 4.3.1 Java consumer sends it once it knows the
+     * topics' ids ({@code version} 10, by topic id; 9: by name alone, as it does otherwise): {@code member}, {@code epoch} (generationIdOrMemberEpoch), {@code partitions} (each
+     * {@code [topic, partition]}), all at {@code offset}; {@code elsewhere} as for a heartbeat. The
+     * response carries the error of every partition ({@code errors}: {@code [topic, partition, error]}) and
+     * {@code error}, the first that is not NONE (else NONE). An exception that is no API error is reported
+     * as for a heartbeat.
+     */
+    @SuppressWarnings("unchecked")
+    private void cgCommit(Map<String, Object> ev) {
+        long offset = ((Number) ev.get("offset")).longValue();
+        short version = ((Number) ev.getOrDefault("version", 10)).shortValue();
+        Map<String, OffsetCommitRequestData.OffsetCommitRequestTopic> topics = new TreeMap<>();
+        for (Object o : (List<Object>) ev.get("partitions")) {
+            List<Object> t = (List<Object>) o;
+            // version 10 carries the topic id (KafkaApis resolves the name from it); 9 the name alone
+            topics.computeIfAbsent((String) t.get(0), n -> new OffsetCommitRequestData.OffsetCommitRequestTopic()
+                    .setName(n)
+                    .setTopicId(version >= 10 ? image.topic(n).id() : Uuid.ZERO_UUID))
+                .partitions().add(new OffsetCommitRequestData.OffsetCommitRequestPartition()
+                    .setPartitionIndex(((Number) t.get(1)).intValue())
+                    .setCommittedOffset(offset));
+        }
+        OffsetCommitRequestData request = new OffsetCommitRequestData()
+            .setGroupId(GROUP)
+            .setMemberId(str(ev, "member"))
+            .setGroupInstanceId(null)
+            .setGenerationIdOrMemberEpoch(((Number) ev.get("epoch")).intValue())
+            .setTopics(new ArrayList<>(topics.values()));
+        Map<String, Object> r = response(ev, "OffsetCommit");
+        Errors down = Boolean.TRUE.equals(ev.get("elsewhere")) ? Errors.NOT_COORDINATOR : unavailable();
+        OffsetCommitResponseData resp;
+        String by = "coordinator";
+        if (down != null) {
+            resp = mapped("commit-offset", request, runtimeException(down),
+                (e, msg) -> OffsetCommitRequest.getErrorResponse(request, e));
+            by = "runtime";
+        } else {
+            Ctx ctx = new Ctx(ApiKeys.OFFSET_COMMIT, str(ev, "client"), version);
+            try {
+                CoordinatorResult<OffsetCommitResponseData, CoordinatorRecord> res = shard.commitOffset(ctx, request);
+                apply(res, false);
+                resp = res.response();
+            } catch (RuntimeException ex) {
+                if (!(ex instanceof ApiException)) {
+                    r.put("exception", ex.toString());
+                    r.put("at", where(ex));
+                    notes.add("OffsetCommit of " + request.memberId() + " threw " + ex);
+                }
+                // GroupCoordinatorService.commitOffsets: an operation's exception is every partition's error
+                resp = mapped("commit-offset", request, ex, (e, msg) -> OffsetCommitRequest.getErrorResponse(request, e));
+            }
+        }
+        List<Object> errors = new ArrayList<>();
+        String error = Errors.NONE.name();
+        for (OffsetCommitResponseData.OffsetCommitResponseTopic t : resp.topics()) {
+            for (OffsetCommitResponseData.OffsetCommitResponsePartition p : t.partitions()) {
+                Errors e = Errors.forCode(p.errorCode());
+                errors.add(List.of(t.name(), p.partitionIndex(), e.name()));
+                if (e != Errors.NONE && Errors.NONE.name().equals(error)) {
+                    error = e.name();
+                }
+            }
+        }
+        r.put("error", error);
+        r.put("errors", errors);
+        r.put("by", by);
+        send(r);
+    }
+
+    /** The committed offset of every partition of the image that has one (OffsetFetch as the admin client). */
+    private Map<String, Object> committedOffsets() {
+        Map<String, Object> out = new LinkedHashMap<>();
+        List<OffsetFetchRequestData.OffsetFetchRequestTopics> topics = new ArrayList<>();
+        for (String t : image.topicNames()) {
+            List<Integer> parts = new ArrayList<>();
+            for (int p = 0; p < image.topic(t).partitionCount(); p++) {
+                parts.add(p);
+            }
+            topics.add(new OffsetFetchRequestData.OffsetFetchRequestTopics().setName(t).setPartitionIndexes(parts));
+        }
+        OffsetFetchResponseData.OffsetFetchResponseGroup resp = shard.fetchOffsets(
+            new OffsetFetchRequestData.OffsetFetchRequestGroup().setGroupId(GROUP).setTopics(topics), Long.MAX_VALUE);
+        for (OffsetFetchResponseData.OffsetFetchResponseTopics t : resp.topics()) {
+            for (OffsetFetchResponseData.OffsetFetchResponsePartitions p : t.partitions()) {
+                if (p.committedOffset() >= 0) {
+                    out.put(t.name() + "-" + p.partitionIndex(), p.committedOffset());
+                }
+            }
+        }
+        return out;
     }
 
     /** The first frames of an exception's stack: where in Kafka's code (or the harness's) it was thrown. */
@@ -1019,6 +1122,7 @@ final class Harness {
             mm.put("assigned", named(keys(m.assignedPartitions())));
             mm.put("pending", named(keys(m.partitionsPendingRevocation())));
             mm.put("target", named(group.targetAssignment(id).partitions()));
+            mm.put("assignment_epochs", assignmentEpochs(m));
             mm.put("session_timer", timer != null
                 && timer.isScheduled(GroupMetadataManager.groupSessionTimeoutKey(GROUP, id)));
             mm.put("rebalance_timer", timer != null
@@ -1037,8 +1141,27 @@ final class Harness {
             }
         }
         s.put("partition_epochs", pepochs);
+        try {
+            s.put("committed", committedOffsets());
+        } catch (RuntimeException ex) {  // a coordinator that is not serving: not compared
+            s.put("committed", null);
+        }
         s.put("timers", timer == null ? List.of() : timer.keys());
         return s;
+    }
+
+    /** KIP-1251's assignment epochs of a member's assigned and pending partitions: "topic-p" -> epoch. */
+    private Map<String, Object> assignmentEpochs(ConsumerGroupMember m) {
+        Map<String, Object> out = new TreeMap<>();
+        for (Map<Uuid, Map<Integer, Integer>> parts : List.of(m.assignedPartitions(), m.partitionsPendingRevocation())) {
+            for (Map.Entry<Uuid, Map<Integer, Integer>> e : parts.entrySet()) {
+                String name = image.topic(e.getKey()).name();
+                for (Map.Entry<Integer, Integer> p : e.getValue().entrySet()) {
+                    out.put(name + "-" + p.getKey(), p.getValue());
+                }
+            }
+        }
+        return out;
     }
 
     private static Map<Uuid, Set<Integer>> keys(Map<Uuid, Map<Integer, Integer>> parts) {
@@ -1077,12 +1200,14 @@ final class Harness {
         return out;
     }
 
-    private Map<Uuid, Map<Integer, Integer>> epochs(List<Object> parts, int epoch) {
+    private Map<Uuid, Map<Integer, Integer>> epochs(List<Object> parts, int epoch, Map<String, Object> since) {
         Map<Uuid, Map<Integer, Integer>> out = new HashMap<>();
         for (Map.Entry<Uuid, Set<Integer>> e : byTopic(parts).entrySet()) {
             Map<Integer, Integer> ps = new TreeMap<>();
+            String name = image.topic(e.getKey()).name();
             for (int p : e.getValue()) {
-                ps.put(p, epoch);
+                Object s = since.get(name + "-" + p);
+                ps.put(p, s == null ? epoch : ((Number) s).intValue());
             }
             out.put(e.getKey(), ps);
         }
