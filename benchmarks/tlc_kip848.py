@@ -22,7 +22,9 @@ its fairness, unchanged otherwise). ``none`` is the question with no perturbatio
 Variants remove one mechanism on both sides: ``no-release-wait`` (partitions granted before their
 release: his partition epochs never set, by a TLC definition override; ours a plug-in handler in
 ``benchmarks/tlc-kip848/variants.py``) and ``no-fencing`` (no member-epoch validation: his ``ShouldFence``
-overridden to FALSE; ours a handler that reads a stale epoch as the current one).
+overridden to FALSE; ours a handler that reads a stale epoch as the current one) and ``no-session-expiry``
+(a crashed member is never removed: his ``DeadMemberExpired`` overridden to FALSE; ours without the
+``SessionExpired`` action).
 """
 
 from __future__ import annotations
@@ -75,6 +77,7 @@ FairQ ==
     /\ WF_vars(DeadMemberExpired)
 SpecQ == Init /\ [][NextQ]_vars /\ FairQ
 NoFence(m) == FALSE
+NoDeadExpiry == FALSE
 NoPartitionEpochs(mid, updated_member) == UNCHANGED group_partition_epoch
 \* A deterministic assignor in place of his BuildAssignment (any legal target): the legal target with the
 \* smallest sum of squared sizes (the most balanced), CHOOSE breaking ties. Not sticky.
@@ -136,6 +139,7 @@ NO_RELEASE = dict(
     drop_ours=("valid-partition-epoch",),
 )
 NO_FENCING = dict(overrides=(("ShouldFence", "NoFence"),), variant="NO_EPOCH_FENCING")
+NO_EXPIRY = dict(overrides=(("DeadMemberExpired", "NoDeadExpiry"),), variant="NO_SESSION_EXPIRY")
 # the expiry question without the clients' view of single ownership (his NoDoubleClientAssignment, our
 # exclusive-fetch), which groupcheck finds violated there (README: client-view-overlap): the rest of the
 # space, and liveness, compared
@@ -150,19 +154,16 @@ QUESTIONS = (
     Question(
         "leave/no-release-wait", "one leave; grants before release", ("leave",), "leave.toml", **NO_RELEASE
     ),
+    Question("none/no-fencing", "no perturbation; no epoch fencing", (), "none.toml", **NO_FENCING),
     Question(
-        "crash/no-fencing", "one client crash; no epoch fencing", ("crash",), "crash.toml", **NO_FENCING
+        "crash/no-session-expiry",
+        "one client crash; no session expiry",
+        ("crash",),
+        "crash.toml",
+        **NO_EXPIRY,
     ),
     Question(
         "expire-nx", "one live member expired; no client-view check", ("expire",), "gc-pause.toml", **NX
-    ),
-    Question(
-        "expire-nx/no-fencing",
-        "one live expiry; no client-view check; no epoch fencing",
-        ("expire",),
-        "gc-pause.toml",
-        **NX,
-        **NO_FENCING,
     ),
 )
 REDUCED = tuple(
@@ -325,6 +326,7 @@ def run_groupcheck(q: Question, args: argparse.Namespace, work: Path) -> Run:
         protocol = {
             "NO_RELEASE_WAIT": "consumer-no-release-wait",
             "NO_EPOCH_FENCING": "consumer-no-epoch-fencing",
+            "NO_SESSION_EXPIRY": "consumer-no-session-expiry",
         }[q.variant]
     text = scenario_text(q, protocol)
     if args.safety_only:

@@ -6,6 +6,7 @@ which).
 
     groupcheck check --model benchmarks/tlc-kip848/variants.py:NO_RELEASE_WAIT SCENARIO
     groupcheck check --model benchmarks/tlc-kip848/variants.py:NO_EPOCH_FENCING SCENARIO
+    groupcheck check --model benchmarks/tlc-kip848/variants.py:NO_SESSION_EXPIRY SCENARIO
 
 A scenario names the variant in ``protocol``; the benchmark writes such copies of its scenarios itself.
 """
@@ -75,4 +76,10 @@ NO_EPOCH_FENCING = lookup("consumer").variant(
     "consumer-no-epoch-fencing",
     "KIP-848 whose coordinator never answers FENCED_MEMBER_EPOCH: a stale epoch is read as the current one",
     handlers={"HandleHeartbeat": heartbeat_without_epoch_fencing},
+)
+
+NO_SESSION_EXPIRY = lookup("consumer").variant(
+    "consumer-no-session-expiry",
+    "KIP-848 whose coordinator never expires a member's session: a crashed member stays for ever",
+    remove=["SessionExpired"],
 )
