@@ -21,10 +21,11 @@ question asks for one kind: the wrapper module ``kip848_q`` enables only that ki
 its fairness, unchanged otherwise). ``none`` is the question with no perturbation at all.
 Variants remove one mechanism on both sides: ``no-release-wait`` (partitions granted before their
 release: his partition epochs never set, by a TLC definition override; ours a plug-in handler in
-``benchmarks/tlc-kip848/variants.py``) and ``no-fencing`` (no member-epoch validation: his ``ShouldFence``
+``benchmarks/tlc-kip848/variants.py``), ``no-fencing`` (no member-epoch validation: his ``ShouldFence``
 overridden to FALSE; ours a handler that reads a stale epoch as the current one) and ``no-session-expiry``
 (a crashed member is never removed: his ``DeadMemberExpired`` overridden to FALSE; ours without the
-``SessionExpired`` action).
+``SessionExpired`` action). The last line is machine-readable: ``questions=<n> tlc_cpu=<s>
+groupcheck_cpu=<s> ratio=<r> tlc_distinct=<n> groupcheck_distinct=<n> verdicts_agree=<k>/<n>``.
 """
 
 from __future__ import annotations
@@ -481,6 +482,16 @@ def main(argv: list[str] | None = None) -> int:
         )
     liveness = "invariants only" if args.safety_only else "invariants + liveness"
     print(f"({liveness}; one worker each; CPU = user + system of the child process, start-up included)")
+    # the last line is machine-readable: totals over the questions both sides answered
+    tc = sum(t.cpu_median or 0 for t, _ in both)
+    gc = sum(g.cpu_median or 0 for _, g in both)
+    verdicts = [agree(t, g) for _, t, g in rows if agree(t, g) != "-"]
+    print(
+        f"questions={len(both)} tlc_cpu={tc:.2f} groupcheck_cpu={gc:.2f} ratio={tc / gc if gc else 0:.2f} "
+        f"tlc_distinct={sum(t.distinct or 0 for t, _ in both)} "
+        f"groupcheck_distinct={sum(g.distinct or 0 for _, g in both)} "
+        f"verdicts_agree={verdicts.count('agree')}/{len(verdicts)}"
+    )
     if args.json:
         args.json.write_text(
             json.dumps(
