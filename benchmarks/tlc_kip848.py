@@ -262,7 +262,7 @@ def parse_tlc(text: str, stopped: bool, rc: int) -> Run:
         r.verdict = "stopped (time)"
     elif inv:
         r.verdict = f"violated {inv.group(1)}"
-    elif "Temporal properties were violated" in text:
+    elif re.search(r"Temporal propert(y \w+ was|ies were) violated", text):
         r.verdict = "violated EventuallyConverges"
     elif "Error: Deadlock reached" in text:
         r.verdict = "violated deadlock"
