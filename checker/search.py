@@ -68,6 +68,33 @@ def _first_violation(props: Iterable[Property[Any]], state: Any) -> str | None:
     return None
 
 
+def _conditions(props: Sequence[Property[Any]]) -> Callable[[Any], str | None]:
+    """:func:`_first_violation` over ``props``: each plain :class:`Property`'s condition is called
+    directly (its ``holds`` is ``bool(condition(state))``), a subclass's ``holds`` as it is."""
+    checks = tuple((p, p.condition if type(p) is Property else p.holds) for p in props)
+    return _FirstViolation(checks)
+
+
+class _FirstViolation:
+    """The first of ``checks`` — (property, its test) — that a state fails (a class, not a closure: see
+    ``outcome`` in :func:`bfs` on closures compiled)."""
+
+    __slots__ = ("_checks",)
+
+    def __init__(self, checks: tuple[tuple[Property[Any], Callable[[Any], object]], ...]) -> None:
+        self._checks = checks
+
+    def __call__(self, state: Any) -> str | None:
+        for prop, test in self._checks:
+            try:
+                failed = not test(state)
+            except Exception as exc:  # a property that raises is a model bug: say which one
+                raise ModelError(f"property {prop.name!r} raised {type(exc).__name__}: {exc}") from exc
+            if failed:
+                return prop.name
+        return None
+
+
 class CoverageCounter:
     """What a search exercised, counted while it expands states: each enabled action by the model's
     ``action_label``, and the model's probes (each asked of every candidate action until it first fires).
@@ -103,15 +130,16 @@ def expand(
     its fingerprint). Empty when nothing is enabled (a deadlock unless the state is terminal). With
     ``cover``, each enabled action is counted and the pending probes are asked."""
     out = []
+    next_state = model.next_state
     if cover is None:
         for i, action in enumerate(model.actions(state)):
-            nxt = model.next_state(state, action)
+            nxt = next_state(state, action)
             if nxt is not None:
                 out.append((i, nxt, fp_of(nxt)))
         return out
     counts, label = cover.counts, cover.label
     for i, action in enumerate(model.actions(state)):
-        nxt = model.next_state(state, action)
+        nxt = next_state(state, action)
         if cover.pending:
             cover.probe(state, action, nxt)
         if nxt is not None:
@@ -248,6 +276,7 @@ def bfs(
 
         add = visited.add
         record = parents.append
+        violated = _conditions(invariants).__call__
         next_report = progress_every
         upcoming: set[int] = set()  # the states first found in this round: those of level + 1
         polled = expanded = 0
@@ -289,7 +318,7 @@ def bfs(
                 upcoming.add(nfp)
                 record(nfp, fp, k)
                 deepest = depth + 1
-                bad = _first_violation(invariants, nxt)
+                bad = violated(nxt)
                 if bad is not None:
                     violations.append((depth + 1, nfp, bad))
                 elif not violations:

@@ -15,6 +15,7 @@ arguments of its action (:mod:`groupcheck.model.shared.choice`).
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator
+from hashlib import blake2b as _blake2b
 from itertools import permutations
 from typing import Any, NamedTuple
 
@@ -74,40 +75,63 @@ class Act(NamedTuple):
 
 
 class PartFingerprint:
-    """``fingerprint_text(part)`` for a part of a world, remembered by the part's value, and a link's
-    built from the texts of its messages, each cached by the message's identity.
+    """``fingerprint_text(part)`` for a part of a world, remembered by the part's identity, then by its value,
+    and a link's built from the texts of its messages, each cached by the message's identity.
 
-    By value: a search meets the same consumer, broker, link or log again and again in new objects (two
-    thirds of the successors it generates are states it has seen, and a state it has not seen is mostly
-    parts it has): on the failover scenarios more than 99 % of the parts the identity cache misses have a
-    value already fingerprinted. A dict lookup hashes and compares the record in C, a fraction of the
-    cost of its ``repr`` and BLAKE2b. One dict per class, so records of two classes never meet; within a
-    class, two parts that compare equal have the same ``repr``: the model keeps each field to one type
-    (no field holds ``True`` in one state and ``1`` in another, and member ids are whole numbers once a
-    step ends, so no ``2.0`` meets a ``2``). tests/test_store.py checks it on every part of the first
-    20,000 states of four protocols' scenarios, tests/test_symmetry.py the member ids.
+    By identity: a successor shares most of its parts (unchanged consumers, brokers, links) with its parent as
+    the very same objects (:class:`~groupcheck.checker.fingerprint.IdentityCache`'s idea; ``memo`` is read
+    inline by the model's fingerprint methods, a hit being an entry whose part ``is`` theirs). By value: a
+    search meets the same consumer, broker, link or log again and again in new objects (two thirds of the
+    successors it generates are states it has seen, and a state it has not seen is mostly parts it has): on
+    the failover scenarios more than 99 % of the parts the identity cache misses have a value already
+    fingerprinted. A dict lookup hashes and compares the record in C, a fraction of the cost of its ``repr``
+    and BLAKE2b. One dict per class, so records of two classes never meet; within a class, two parts that
+    compare equal have the same ``repr``: the model keeps each field to one type (no field holds ``True`` in
+    one state and ``1`` in another, and member ids are whole numbers once a step ends, so no ``2.0`` meets a
+    ``2``). tests/test_store.py checks it on every part of the first 20,000 states of four protocols'
+    scenarios, tests/test_symmetry.py the member ids. Both caches in one call (a miss of the model's inline
+    lookup costs one call, not one per cache). Pure caches: each is cleared when it reaches its limit, and no
+    result depends on them.
 
-    By message identity: a message stays the same object from its send to its receipt while the link
-    holding it changes at nearly every step, and its text is most of the link's (a third of the time of
-    the link's ``repr``). The same text, so the same fingerprint (tests/test_store.py). Classes, not
-    closures over the model: the model's cache holds them, and a closure would make a reference cycle
-    through the model (see ``_MemberIdRenaming``)."""
+    By message identity: a message stays the same object from its send to its receipt while the link holding
+    it changes at nearly every step, and its text is most of the link's (a third of the time of the link's
+    ``repr``). The same text, so the same fingerprint (tests/test_store.py). Classes, not closures over the
+    model: the model's cache holds them, and a closure would make a reference cycle through the model (see
+    ``_MemberIdRenaming``)."""
 
-    __slots__ = ("_by_value", "_text")
+    __slots__ = ("_by_value", "_text", "memo")
 
     def __init__(self) -> None:
         self._text = PartText()
-        self._by_value: dict[type, ValueCache[object, str]] = {}  # one per class
+        self._by_value: dict[type, dict[object, str]] = {}  # one per class
+        self.memo: dict[int, tuple[object, str]] = {}  # id(part) -> (part, its text)
 
     def __call__(self, part: object) -> str:
+        memo = self.memo
+        hit = memo.get(id(part))
+        if hit is not None and hit[0] is part:
+            return hit[1]
         cls = type(part)
-        cache = self._by_value.get(cls)
-        if cache is None:
-            cache = self._by_value[cls] = ValueCache(self._text)
-        return cache(part)
+        by_value = self._by_value.get(cls)
+        if by_value is None:
+            by_value = self._by_value[cls] = {}
+        text = by_value.get(part)
+        if text is None:
+            text = self._text(part)
+            if len(by_value) >= _BY_VALUE_LIMIT:
+                by_value.clear()
+            by_value[part] = text
+        if len(memo) >= _BY_IDENTITY_LIMIT:
+            memo.clear()
+        memo[id(part)] = (part, text)  # the entry keeps the part alive: its id is not reused meanwhile
+        return text
 
     def link_text(self, ln: Link) -> str:
         return self._text.link_text(ln)
+
+
+_BY_VALUE_LIMIT = 1 << 17
+_BY_IDENTITY_LIMIT = 1 << 17
 
 
 class PartText:
@@ -144,6 +168,8 @@ def _renamed_text(key: tuple[Any, object, tuple[int, ...]]) -> str:
     rename, obj, new_of = key
     return fingerprint_text(rename(obj, new_of))
 
+
+_from_bytes = int.from_bytes  # with _blake2b: fingerprint_of_repr inline (checker.fingerprint)
 
 _RESPONSES_AT = object()  # a consumer's listing: its responses, one per link, go here
 _REQUESTS_AT = object()  # a broker's listing: the requests it may take, one per consumer, go here
@@ -213,8 +239,9 @@ class GroupModel(Model[World, Act]):
         self._hooks = hooks = protocol.hooks
         self._props = properties(cfg) if hooks is None else hooks.properties(cfg)
         self._initial = initial_world if hooks is None else hooks.initial_world
-        self._part_fp: IdentityCache[object, str] = IdentityCache(PartFingerprint())
+        self._part_fp = PartFingerprint()
         self._part_memo = self._part_fp.memo  # read inline by the fingerprint methods (hits only)
+        self._sizes_text: tuple[object, str] = (None, "")  # (w.sizes, its repr): one object in most searches
         self._renamed_fp: dict[tuple[int, tuple[int, ...]], tuple[object, str]] = {}
         self._renamed_by_value: ValueCache[tuple[Any, object, tuple[int, ...]], str] = ValueCache(
             _renamed_text, 1 << 16
@@ -268,9 +295,41 @@ class GroupModel(Model[World, Act]):
     # sizes, budget's and history's fingerprints). Each part's fingerprint is cached by the part's identity
     # as its decimal text (``self._part_fp``), and the tuple's repr is joined from those texts: the same
     # value as ``fingerprint(tuple_of_ints)`` without converting the same ints to text at every state.
-    def fingerprint(self, w: World) -> int:
-        """The fingerprint of the tuple of the world's parts' fingerprints (each cached by identity)."""
-        return self._compose(w, self._part_fps(w.consumers), self._part_fps(w.links))
+    def _fingerprint(self, w: World) -> int:
+        """The fingerprint of the tuple of the world's parts' fingerprints (each cached by identity):
+        :meth:`_compose` of :meth:`_part_fps`, in one pass without the intermediate lists."""
+        get, part = self._part_memo.get, self._part_fp
+        out: list[str] = [repr(w.leader)]
+        for x in w.consumers:
+            hit = get(id(x))
+            out.append(hit[1] if hit is not None and hit[0] is x else part(x))
+        for x in w.brokers:
+            hit = get(id(x))
+            out.append(hit[1] if hit is not None and hit[0] is x else part(x))
+        x = w.log
+        hit = get(id(x))
+        out.append(hit[1] if hit is not None and hit[0] is x else part(x))
+        for x in w.links:
+            hit = get(id(x))
+            out.append(hit[1] if hit is not None and hit[0] is x else part(x))
+        out.append(self._sizes_repr(w.sizes))
+        x = w.budget
+        hit = get(id(x))
+        out.append(hit[1] if hit is not None and hit[0] is x else part(x))
+        x = w.hist
+        hit = get(id(x))
+        out.append(hit[1] if hit is not None and hit[0] is x else part(x))
+        return _from_bytes(_blake2b(("(" + ", ".join(out) + ")").encode(), digest_size=8).digest(), "little")
+
+    fingerprint = _fingerprint  # (symmetric_fingerprint calls _fingerprint: a subclass may override this)
+
+    def _sizes_repr(self, sizes: tuple[int, ...]) -> str:
+        """``repr(sizes)``, remembered for the last sizes object (a search mostly has one)."""
+        last, text = self._sizes_text
+        if last is not sizes:
+            text = repr(sizes)
+            self._sizes_text = (sizes, text)
+        return text
 
     def _part_fps(self, parts: tuple[object, ...]) -> list[str]:
         """Each part's fingerprint (as text), looked up in the identity cache inline (most parts are shared
@@ -289,7 +348,7 @@ class GroupModel(Model[World, Act]):
             hit = get(id(x))
             out.append(hit[1] if hit is not None and hit[0] is x else part(x))
         out += link_fps
-        out.append(repr(w.sizes))
+        out.append(self._sizes_repr(w.sizes))
         for x in (w.budget, w.hist):
             hit = get(id(x))
             out.append(hit[1] if hit is not None and hit[0] is x else part(x))
@@ -301,17 +360,27 @@ class GroupModel(Model[World, Act]):
         their consumers and links; where several units tie, the smallest fingerprint over the orders of the
         tied ones."""
         units, classes = self._units, self._unit_classes
-        cfp = self._part_fps(w.consumers)
-        lfp = self._part_fps(w.links)
         if not classes:
-            return self._compose(w, cfp, lfp)
-        mids = [-1 if c.member_id is None else c.member_id for c in w.consumers]
+            return self._fingerprint(w)
         if self._singletons:
             # one class of single consumers (all but static membership): distinct member ids decide the
-            # order alone, the usual case (no ties, nothing to sort by parts)
+            # order alone, the usual case (no ties, nothing to sort by parts): consumers whose ids rise
+            # in index order are canonical as they are
+            prev = -2
+            for c in w.consumers:
+                m = c.member_id
+                if m is None:
+                    m = -1
+                if m <= prev:
+                    break
+                prev = m
+            else:
+                return self._fingerprint(w)
+        cfp = self._part_fps(w.consumers)
+        lfp = self._part_fps(w.links)
+        mids = [-1 if c.member_id is None else c.member_id for c in w.consumers]
+        if self._singletons:
             n = len(mids)
-            if all(mids[i] < mids[i + 1] for i in range(n - 1)):
-                return self._compose(w, cfp, lfp)
             if len(set(mids)) == n:
                 new_of = [0] * n
                 for d, c in enumerate(sorted(range(n), key=mids.__getitem__)):
@@ -792,23 +861,39 @@ class GroupModel(Model[World, Act]):
             hit = listed.get(id(a))
             if hit is not None and hit[0] is a:
                 return hit[1]
-        n = self._arity.get(a.name)
-        if n is None:
-            # no choices: one plan with nothing planned serves every such step of ``w`` (asking it for a
-            # choice raises Unplanned before it changes)
+        name = a.name
+        n = self._arity.get(name)
+        if n is not None:
+            plan = Plan(w, a.args[n:])
+            try:
+                nxt = self._run(w, name, a.actor, a.args[:n], plan)
+            except Unplanned:
+                return None
+            return nxt if plan.complete() else None
+        # no choices (most steps): _run inline
+        d = (self._broker_dispatch if a.actor[0] == "B" else self._dispatch).get(name)
+        if d is None:
+            return None
+        handler, takes_plan, message, to_broker = d
+        args = a.args
+        if message is not None:
+            x, y = args
+            nb = self.cfg.brokers
+            pending = w.links[y * nb + x].to_broker if to_broker else w.links[x * nb + y].to_consumer
+            if not pending or pending[0].kind != message:
+                return None
+        try:
+            if not takes_plan:
+                return handler(self.cfg, w, *args)  # type: ignore[no-any-return]
+            # one plan with nothing planned serves every such step of ``w`` (asking it for a choice raises
+            # Unplanned before it changes, so it stays complete)
             plain_for, plan = self._plain
             if plain_for is not w:
                 plan = Plan(w, ())
                 self._plain = (w, plan)
-            args = a.args
-        else:
-            args = a.args[:n]
-            plan = Plan(w, a.args[n:])
-        try:
-            nxt = self._run(w, a.name, a.actor, args, plan)
+            return handler(self.cfg, w, *args, plan)  # type: ignore[no-any-return]
         except Unplanned:
             return None
-        return nxt if plan.complete() else None
 
     def _run(self, w: World, name: str, actor: str, args: tuple[int, ...], plan: Plan) -> World | None:
         """The successor of ``w`` by action ``name`` of ``actor`` with ``args``, choices from ``plan``:
