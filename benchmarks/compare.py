@@ -28,10 +28,12 @@ measures what a change to compiled code gains by itself.
 from __future__ import annotations
 
 import argparse
+import atexit
 import functools
 import json
 import math
 import os
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -153,6 +155,7 @@ def import_path(code: Path) -> str:
     if '"groupcheck.model"' not in pyproject:
         return str(code)  # the old layout: groupcheck imports a top-level model package
     farm = Path(tempfile.mkdtemp(prefix="groupcheck-compare-path-"))
+    atexit.register(shutil.rmtree, farm, True)  # each run left one behind in /tmp
     package = farm / "groupcheck"
     package.mkdir()
     for entry in (code / "groupcheck").iterdir():
