@@ -111,9 +111,21 @@ except ImportError:  # before it: a top-level model package
     import model
     from model.scenario import load_scenario
 from groupcheck import check_scenario
-path, out = sys.argv[1], sys.argv[2]
+path, out, search_only = sys.argv[1], sys.argv[2], sys.argv[3] == "search"
 t = time.process_time()
-o = check_scenario(load_scenario(path), Path(out) if out else None)
+if search_only:  # the search alone: no counterexample explained, timed or written
+    from groupcheck.checker.search import bfs
+    try:
+        from groupcheck.model.group import GroupModel
+    except ImportError:
+        from model.group import GroupModel
+    sc = load_scenario(path)
+    t = time.process_time()
+    class _O:
+        result = bfs(GroupModel(sc.config), properties=sc.properties)
+    o = _O()
+else:
+    o = check_scenario(load_scenario(path), Path(out) if out else None)
 cpu = time.process_time() - t
 try:  # since issue 16's compiled modules: which ran compiled
     from groupcheck import _compiled
@@ -166,12 +178,15 @@ def import_path(code: Path) -> str:
     return f"{farm}{os.pathsep}{code}"
 
 
-def run(code: Path, scenario: Path, out: Path | None, pure: bool = False) -> dict[str, object]:
+def run(
+    code: Path, scenario: Path, out: Path | None, pure: bool = False, search_only: bool = False
+) -> dict[str, object]:
     env = {**os.environ, "PYTHONPATH": import_path(code), "PYTHONHASHSEED": "0"}
     env["GROUPCHECK_PURE"] = "1" if pure else "0"
+    mode = "search" if search_only else "check"
     with tempfile.TemporaryDirectory(prefix="groupcheck-compare-cwd-") as cwd:  # nothing importable in cwd
         proc = subprocess.run(
-            [sys.executable, "-c", DRIVER, str(scenario), "" if out is None else str(out)],
+            [sys.executable, "-c", DRIVER, str(scenario), "" if out is None else str(out), mode],
             env=env,
             cwd=cwd,
             capture_output=True,
@@ -220,7 +235,15 @@ def main(argv: list[str]) -> int:
         action="store_true",
         help="compile the base's hot modules in its worktree first (a revision with setup.py's compile)",
     )
+    ap.add_argument(
+        "--search-only",
+        action="store_true",
+        help="time the breadth-first search alone, not the whole check (a counterexample's explanation, "
+        "timing and bundle); not with --traces",
+    )
     args = ap.parse_args(argv[1:])
+    if args.search_only and args.traces:
+        ap.error("--search-only writes no trace to compare: drop --traces")
     if args.pure and args.compile_base:
         ap.error("--pure and --compile-base measure different things: choose one")
     if args.only:
@@ -263,7 +286,9 @@ def main(argv: list[str]) -> int:
             for r in range(args.rounds):
                 for side, code in (("base", base), ("work", ROOT)):
                     out = tmp / f"out-{side}-{r}" / path.stem if args.traces else None
-                    got = run(code, path, out, pure=args.pure and side == "work")
+                    got = run(
+                        code, path, out, pure=args.pure and side == "work", search_only=args.search_only
+                    )
                     if side not in builds:
                         builds[side] = str(got.get("build", "pure Python"))
                         print(f"{side}: {builds[side]}", flush=True)
