@@ -310,6 +310,34 @@ def run_start(view: TraceView, last: int, holds: Callable[[Any], bool]) -> int:
     return i
 
 
+def taken_within(
+    view: TraceView,
+    start: int,
+    end: int,
+    could: Callable[[int], bool],
+    bound: Lin,
+    says: Callable[[int, int], str],
+    rule: str,
+) -> list[Constraint]:
+    """Each maximal run of steps ``r .. i-1`` within ``start .. end-1`` in which ``could(i)`` (something
+    waiting could be taken: a request at the head of its queue a coordinator may handle) is over within
+    ``bound``: the step that ends the run (or the trace's last) comes at most ``bound`` after ``r``.
+    ``says(r, stop)`` words each constraint."""
+    out: list[Constraint] = []
+    i = start
+    while i < end:
+        if not could(i):
+            i += 1
+            continue
+        r = i
+        while i < end and could(i):
+            i += 1
+        stop = i if i <= view.n else view.n  # the step that took, dropped or blocked it, or the last
+        if stop > r:
+            out.append(Constraint(stop, r, "<=", bound, says(r, stop), rule))
+    return out
+
+
 def bounded(
     name: str, text: str, setting: str, holds: Callable[[Any, Sequence[int]], bool], what: str
 ) -> Rule:

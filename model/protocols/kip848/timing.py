@@ -23,7 +23,7 @@ from groupcheck.model.protocols.kip848.state import IN_GROUP, M_UNREVOKED
 from groupcheck.model.protocols.seed.timing import CONSUMER_PAUSE, LOAD
 from groupcheck.model.shared.network import link
 from groupcheck.model.shared.state import STEADY
-from groupcheck.model.timing import Constraint, Lin, Rule, TraceView, run_start
+from groupcheck.model.timing import Constraint, Lin, Rule, TraceView, run_start, taken_within
 
 __all__ = ["CONSUMER_PAUSE", "DELIVERY", "LOAD", "REBALANCE", "REQUEST_TIMEOUT", "SESSION"]
 
@@ -256,29 +256,18 @@ def _delivered(view: TraceView, j: int) -> Iterable[Constraint]:
     def could(i: int) -> bool:
         return any(a.name == handle and a.args[:2] == (b, c) for a in view.enabled(i))
 
-    out: list[Constraint] = []
-    i = j
-    while i < end:
-        if not could(i):
-            i += 1
-            continue
-        r = i
-        while i < end and could(i):
-            i += 1
-        stop = i if i <= view.n else view.n
-        if stop > r:
-            out.append(
-                Constraint(
-                    stop,
-                    r,
-                    "<=",
-                    Lin.of("network_delay_max_ms"),
-                    f"{_b(b)} could take {act.actor}'s {spec.request} (sent at step {j}) from step {r}: "
-                    f"it is taken, or stops waiting, within network_delay_max_ms (by step {stop})",
-                    "network-delay",
-                )
-            )
-    return out
+    return taken_within(
+        view,
+        j,
+        end,
+        could,
+        Lin.of("network_delay_max_ms"),
+        lambda r, stop: (
+            f"{_b(b)} could take {act.actor}'s {spec.request} (sent at step {j}) from step {r}: "
+            f"it is taken, or stops waiting, within network_delay_max_ms (by step {stop})"
+        ),
+        "network-delay",
+    )
 
 
 DELIVERY = Rule(

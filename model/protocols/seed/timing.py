@@ -19,7 +19,7 @@ from typing import Any
 from groupcheck.model.protocols.seed.coordinator import expiry_cause
 from groupcheck.model.shared.network import link
 from groupcheck.model.shared.state import CATCHUP, MEMBER, PREPARE, SERVING, STEADY
-from groupcheck.model.timing import Constraint, Lin, Rule, TraceView, bounded, run_start
+from groupcheck.model.timing import Constraint, Lin, Rule, TraceView, bounded, run_start, taken_within
 
 
 def _c(c: int) -> str:
@@ -392,29 +392,18 @@ def _delivered(view: TraceView, j: int) -> Iterable[Constraint]:
     def could(i: int) -> bool:
         return any(a.name == handle and a.args[:2] == (b, c) for a in view.enabled(i))
 
-    out: list[Constraint] = []
-    i = j
-    while i < end:
-        if not could(i):
-            i += 1
-            continue
-        r = i
-        while i < end and could(i):
-            i += 1
-        stop = i if i <= view.n else view.n  # the step that handled, dropped or blocked it, or the last
-        if stop > r:
-            out.append(
-                Constraint(
-                    stop,
-                    r,
-                    "<=",
-                    Lin.of("network_delay_max_ms"),
-                    f"{_b(b)} could handle {act.actor}'s {spec.request} (sent at step {j}) from step {r}: it "
-                    f"is handled, or stops waiting, within network_delay_max_ms (by step {stop})",
-                    "network-delay",
-                )
-            )
-    return out
+    return taken_within(
+        view,
+        j,
+        end,
+        could,
+        Lin.of("network_delay_max_ms"),
+        lambda r, stop: (
+            f"{_b(b)} could handle {act.actor}'s {spec.request} (sent at step {j}) from step {r}: it "
+            f"is handled, or stops waiting, within network_delay_max_ms (by step {stop})"
+        ),
+        "network-delay",
+    )
 
 
 DELIVERY = Rule(
