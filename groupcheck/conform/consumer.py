@@ -33,6 +33,7 @@ from groupcheck.model import Act, GroupModel
 from groupcheck.model.protocols.kip848.coordinator import (
     commits_modelled,
     handle_offset_commit,
+    instance_holder,
     member_of,
     serving,
     target_of,
@@ -40,10 +41,12 @@ from groupcheck.model.protocols.kip848.coordinator import (
 from groupcheck.model.protocols.kip848.state import (
     FREE,
     LEAVE_EPOCH,
+    LEAVE_STATIC_EPOCH,
     M_STABLE,
     M_UNRELEASED,
     OK,
     STALE_MEMBER_EPOCH,
+    STATIC_PROTOCOL,
     KCoordinator,
     KMember,
     KMsg,
@@ -55,7 +58,12 @@ from groupcheck.model.shared.state import CATCHUP, World, tset
 
 # Kafka 4.3.1 lacks the KAFKA-20442 fix (fencing the last member leaves the target assignment epoch
 # behind the group epoch; docs/KIP848-NOTES.md §1): the model is replayed with that switch at 4.3.1's side
-KAFKA_SWITCHES: dict[str, bool] = {"fence_last_member_sets_assignment_epoch": False}
+# and without apache/kafka PR #23542 (a static member rejoining at epoch 0 with its own member id is
+# refused UNRELEASED_INSTANCE_ID; docs/KIP848-NOTES.md): ``static_rejoin_in_place`` at 4.3.1's side too
+KAFKA_SWITCHES: dict[str, bool] = {
+    "fence_last_member_sets_assignment_epoch": False,
+    "static_rejoin_in_place": False,
+}
 # the kind of a divergence in which Kafka's coordinator threw (it ranks above every other difference)
 EXCEPTION_KIND = "unexplained:exception in Kafka's coordinator"
 
@@ -76,7 +84,7 @@ KNOWN[LEAVE_BEFORE_GROUP] = Kind(
 
 
 # a member's fields compared (the assignment epochs only when the model keeps them: with commits)
-MEMBER_FIELDS = ("epoch", "prev", "state", "assigned", "pending", "target", "assignment_epochs")
+MEMBER_FIELDS = ("epoch", "prev", "instance", "state", "assigned", "pending", "target", "assignment_epochs")
 
 # a broker's steps that reach no coordinator state Kafka keeps (a GC pause ending, a crashed broker
 # starting again); every other coordinator step is driven by :meth:`ConsumerReplayer.events` or refused
@@ -126,6 +134,14 @@ class ConsumerReplayer:
     @staticmethod
     def member(mid: int | None) -> str:
         return "" if mid is None else f"m{mid}"
+
+    @staticmethod
+    def instance(inst: int | None) -> str | None:
+        return None if inst is None else f"i{inst}"
+
+    def instance_of(self, c: int) -> str | None:
+        """Consumer process ``c``'s group.instance.id on the wire (``i<n>``), None for a dynamic one."""
+        return self.instance(self.cfg.instance_of(c)) if self.cfg.protocol == STATIC_PROTOCOL else None
 
     def partition(self, slot: int) -> list[Any]:
         offs = self.cfg.topic_offsets
@@ -185,7 +201,9 @@ class ConsumerReplayer:
                     "client": f"C{c + 1}",
                     "member": self.member(req.member_id),
                     "epoch": req.epoch,
-                    "owned": self.partitions(req.owned) if req.epoch != LEAVE_EPOCH else None,
+                    # a static member's group.instance.id (protocol consumer-static), else none
+                    "instance": self.instance_of(c),
+                    "owned": self.partitions(req.owned) if req.epoch >= 0 else None,
                     "full": req.full,
                     # a broker that is not the group's coordinator: its runtime answers NOT_COORDINATOR
                     "elsewhere": w.leader != b,
@@ -337,10 +355,20 @@ class ConsumerReplayer:
             b, c = act.args[0], act.args[1]
             req: KMsg = w.links[link_index(self.cfg, c, b)].to_broker[0]
             m = member_of(w.brokers[b].members, req.member_id) if serving(w, b) else None
+            answer = nxt.links[link_index(self.cfg, c, b)].to_consumer
+            ok = bool(answer) and answer[-1].error == OK
             if m is not None and 0 < req.epoch < m.epoch:
-                answer = nxt.links[link_index(self.cfg, c, b)].to_consumer
-                ok = bool(answer) and answer[-1].error == OK
                 self.coverage[f"reached previous-epoch heartbeat ({'tolerated' if ok else 'fenced'})"] += 1
+            if self.cfg.protocol == STATIC_PROTOCOL and serving(w, b):
+                held = instance_holder(w.brokers[b].members, self.cfg.instance_of(c))
+                if req.epoch == LEAVE_STATIC_EPOCH and ok:
+                    self.coverage["reached static leave (epoch -2)"] += 1
+                elif req.epoch == 0 and held is not None and held[0] == req.member_id:
+                    self.coverage[
+                        f"reached static rejoin with its own member id ({'in place' if ok else 'refused'})"
+                    ] += 1
+                elif req.epoch == 0 and held is not None and held[1].epoch == LEAVE_STATIC_EPOCH:
+                    self.coverage["reached static member replaced (its instance's member at -2)"] += 1
         elif name == "RebalanceTimeout":
             self.coverage["reached rebalance timeout during revocation"] += 1
         elif name == "LoadGroup" and group_state(nxt.brokers[act.args[0]]) in ("Assigning", "Reconciling"):
@@ -404,6 +432,7 @@ class ConsumerReplayer:
         return {
             "epoch": r.epoch,
             "prev": r.prev,
+            "instance": self.instance(r.instance),
             "state": r.state,
             "assigned": self.partitions(r.assigned),
             "pending": self.partitions(r.pending),
@@ -430,6 +459,9 @@ class ConsumerReplayer:
             "group_epoch": br.group_epoch,
             "assignment_epoch": br.assign_epoch,
             "members": {self.member(mid): self.member_view(br, mid, r) for mid, r in br.members},
+            "static_members": {
+                self.instance(r.instance): self.member(mid) for mid, r in br.members if r.instance is not None
+            },
             "partition_epochs": {
                 "-".join(map(str, self.partition(s))): e for s, e in enumerate(br.pepochs) if e != FREE
             },
@@ -449,6 +481,7 @@ class ConsumerReplayer:
                 "group_epoch": 1,
                 "assignment_epoch": 1,
                 "members": {},
+                "static_members": {},
                 "partition_epochs": {},
                 "committed": {},
             }
@@ -458,6 +491,7 @@ class ConsumerReplayer:
             "group_epoch": k["group_epoch"],
             "assignment_epoch": k["assignment_epoch"],
             "members": {m["member"]: {f: m[f] for f in MEMBER_FIELDS} for m in k["members"]},
+            "static_members": dict(k.get("static_members") or {}),
             "partition_epochs": dict(k["partition_epochs"]),
             "committed": dict(sorted((k.get("committed") or {}).items())),
         }
@@ -478,6 +512,8 @@ class ConsumerReplayer:
             for f in MEMBER_FIELDS:
                 if f in mm[mid] and mm[mid][f] != km[mid][f]:
                     out.append((f"member {mid}.{f}", mm[mid][f], km[mid][f], ""))
+        if m["static_members"] != k["static_members"]:
+            out.append(("state.static_members", m["static_members"], k["static_members"], "instance: member"))
         if m["partition_epochs"] != k["partition_epochs"]:
             out.append(("state.partition_epochs", m["partition_epochs"], k["partition_epochs"], ""))
         if m["committed"] != k["committed"]:

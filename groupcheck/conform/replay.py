@@ -42,11 +42,13 @@ except ImportError:  # an older name of the same function
     from groupcheck.model.shared.symmetry import _ids as held_member_ids  # type: ignore[attr-defined,no-redef]
 
 
-PROTOCOLS = ("eager", "cooperative", "static", "consumer")
+PROTOCOLS = ("eager", "cooperative", "static", "consumer", "consumer-static")
+# the KIP-848 protocols, replayed by groupcheck.conform.consumer.ConsumerReplayer
+KIP848_PROTOCOLS = ("consumer", "consumer-static")
 CLASSIC_NOTE = (
     "the seed-000 design ('seed') has no implementation in Kafka (Kafka's coordinator speaks today's "
-    "JoinGroup + SyncGroup and KIP-848 protocols): conformance covers the eager, cooperative, static and "
-    "consumer (KIP-848) protocols only"
+    "JoinGroup + SyncGroup and KIP-848 protocols): conformance covers the eager, cooperative, static, "
+    "consumer and consumer-static (KIP-848) protocols only"
 )
 DEFAULT_MAX_STEPS = 60
 # the model's error codes as Kafka names them
@@ -104,8 +106,14 @@ def conformable(sc: Scenario) -> str | None:
         return "protocol classic: " + CLASSIC_NOTE.split(": ")[0]
     if cfg.protocol not in PROTOCOLS:
         return f"protocol {cfg.protocol}"
-    if sc.switches_off:
-        return f"switches off ({', '.join(sc.switches_off)}): a design that is not Kafka's"
+    off = sc.switches_off
+    if off and cfg.protocol in KIP848_PROTOCOLS:
+        from groupcheck.conform.consumer import KAFKA_SWITCHES  # (it imports this module)
+
+        # the switches of the bugs Kafka 4.3.1 still has, off as 4.3.1 has them: Kafka's own design
+        off = tuple(s for s in off if KAFKA_SWITCHES.get(s) is not False)
+    if off:
+        return f"switches off ({', '.join(off)}): a design that is not Kafka's"
     return None
 
 

@@ -14,6 +14,7 @@ from groupcheck.conform.divergences import _base
 from groupcheck.conform.harness import Harness
 from groupcheck.conform.replay import (
     DEFAULT_MAX_STEPS,
+    KIP848_PROTOCOLS,
     PROTOCOLS,
     Replayer,
     WalkResult,
@@ -112,7 +113,7 @@ def replay_walk(
     With ``then_walk`` (a steered walk) the ``actions`` are a prefix: when they run out, or one is not
     enabled (Kafka resolved an earlier choice otherwise), the walk goes on at random up to ``max_steps``.
     Comparison stops at the first difference."""
-    consumer = sc.config.protocol == "consumer"
+    consumer = sc.config.protocol in KIP848_PROTOCOLS
     model = model_for(sc) if consumer else GroupModel(sc.config)
     (w,) = model.init_states()
     rep: Replayer | ConsumerReplayer = (
@@ -216,7 +217,7 @@ def run(
                     path = counterexamples(sc)
                     if path is not None:
                         jobs.append((sc, "counterexample of the exhaustive search", path, None))
-            todo = [t for t in STEER_TARGETS if protocol != "consumer" or t in CONSUMER_STEERED]
+            todo = [t for t in STEER_TARGETS if protocol not in KIP848_PROTOCOLS or t in CONSUMER_STEERED]
             todo = todo if steer is not None else []
             for sc in scs:
                 if not todo:
@@ -353,7 +354,7 @@ def steering_search(
         found: dict[str, Sequence[Act]] = {}
         todo = list(targets)
         while todo:
-            cfg = kafka_config(sc.config) if sc.config.protocol == "consumer" else sc.config
+            cfg = kafka_config(sc.config) if sc.config.protocol in KIP848_PROTOCOLS else sc.config
             model = _Steered(cfg)
 
             def never(target: str, model: GroupModel = model) -> Any:

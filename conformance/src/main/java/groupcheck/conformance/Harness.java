@@ -873,6 +873,7 @@ final class Harness {
                 .setSubscribedTopicNames(topics)
                 .setRebalanceTimeoutMs(REBALANCE_TIMEOUT_MS)
                 .setClientId(str(m, "client"))
+                .setInstanceId((String) m.get("instance"))
                 .setClientHost(InetAddress.getLoopbackAddress().toString())
                 .setServerAssignorName(cgAssignor)
                 .build());
@@ -897,7 +898,8 @@ final class Harness {
     }
 
     /**
-     * One ConsumerGroupHeartbeat, as the Java consumer sends it: {@code epoch} 0 to join, -1 to leave;
+     * One ConsumerGroupHeartbeat, as the Java consumer sends it: {@code epoch} 0 to join, -1 to leave, -2 for a
+     * static member to leave for a while; {@code instance} its group.instance.id (null: a dynamic member);
      * {@code full} (and every join) carries every field (rebalance timeout, subscription: {@code topics},
      * else every topic; server assignor); {@code owned} the owned partitions, or null when the field is
      * left out; {@code elsewhere}: the broker is not the coordinator (NOT_COORDINATOR). The
@@ -913,7 +915,7 @@ final class Harness {
             .setGroupId(GROUP)
             .setMemberId(str(ev, "member"))
             .setMemberEpoch(epoch)
-            .setInstanceId(null)
+            .setInstanceId((String) ev.get("instance"))
             .setRackId(null)
             .setRebalanceTimeoutMs(full ? REBALANCE_TIMEOUT_MS : -1)
             .setSubscribedTopicNames(full ? subscription(ev) : null)
@@ -1118,6 +1120,7 @@ final class Harness {
             mm.put("member", id);
             mm.put("epoch", m.memberEpoch());
             mm.put("prev", m.previousMemberEpoch());
+            mm.put("instance", m.instanceId());
             mm.put("state", m.state().name());
             mm.put("assigned", named(keys(m.assignedPartitions())));
             mm.put("pending", named(keys(m.partitionsPendingRevocation())));
@@ -1130,6 +1133,8 @@ final class Harness {
             members.add(mm);
         }
         s.put("members", members);
+        // the static-member map: group.instance.id -> member id (KIP-848 static membership)
+        s.put("static_members", new TreeMap<>(group.staticMembers()));
         Map<String, Object> pepochs = new LinkedHashMap<>();
         for (String t : image.topicNames()) {
             TopicsImage.Topic topic = image.topic(t);
