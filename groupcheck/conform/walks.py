@@ -24,7 +24,16 @@ from groupcheck.conform.replay import (
 )
 from groupcheck.conform.report import ProtocolReport, Report, _slug, write_bundle
 from groupcheck.model import Act, GroupModel
+from groupcheck.model.protocols.kip848.coordinator import instance_holder, serving
+from groupcheck.model.protocols.kip848.state import (
+    FENCED_INSTANCE_ID,
+    LEAVE_STATIC_EPOCH,
+    OK,
+    UNRELEASED_INSTANCE_ID,
+)
 from groupcheck.model.scenario import Scenario
+from groupcheck.model.shared.config import Config
+from groupcheck.model.shared.network import link_index
 from groupcheck.model.shared.state import ILLEGAL_GENERATION, World
 
 
@@ -217,7 +226,7 @@ def run(
                     path = counterexamples(sc)
                     if path is not None:
                         jobs.append((sc, "counterexample of the exhaustive search", path, None))
-            todo = [t for t in STEER_TARGETS if protocol not in KIP848_PROTOCOLS or t in CONSUMER_STEERED]
+            todo = list(STEERED.get(protocol, CLASSIC_STEERED))
             todo = todo if steer is not None else []
             for sc in scs:
                 if not todo:
@@ -238,7 +247,11 @@ def run(
                         sc, h, rng=walk_rng, actions=path, max_steps=max_steps, source=source, then_walk=True
                     )
                     rep.steered[target] += 1
-                    if r.coverage[f"response {target}"] or any(a[0] == target for a in r.actions):
+                    if (
+                        r.coverage[f"response {target}"]
+                        or r.coverage[f"reached {target}"]
+                        or any(a[0] == target for a in r.actions)
+                    ):
                         rep.steered_reached[target] += 1
                 elif path is not None:
                     r = replay_walk(sc, h, actions=path, source=source)
@@ -326,11 +339,70 @@ STEER_TARGETS: dict[str, Target] = {
     "RebalanceTimeout": _enabled("RebalanceTimeout"),
     "SyncTimeout": _enabled("SyncTimeout"),
 }
+# KIP-848's static membership (protocol consumer-static), each the coverage key ``reached <target>`` or
+# ``response <target>`` of ConsumerReplayer: a static member's -2 leave answered; a new process taking
+# over the instance id of a member at -2 (it inherits the assignment); a static member's rejoin with its
+# own member id refused (Kafka 4.3.1, no PR #23542); FENCED_INSTANCE_ID (another member holds the id)
+STATIC_LEAVE = "static leave (epoch -2)"
+STATIC_REPLACED = "static member replaced (its instance's member at -2)"
+STATIC_REJOIN_REFUSED = "static rejoin with its own member id (refused)"
+STEER_TARGETS |= {
+    STATIC_LEAVE: lambda m, w: any(
+        x.kind == "HeartbeatResponse" and x.epoch == LEAVE_STATIC_EPOCH and x.error == OK
+        for ln in w.links
+        for x in ln.to_consumer
+    ),
+    STATIC_REPLACED: lambda m, w: _replaced(m.cfg, w),
+    STATIC_REJOIN_REFUSED: lambda m, w: _own_rejoin_refused(m.cfg, w),
+    "ConsumerGroupHeartbeat FENCED_INSTANCE_ID": _sent("HeartbeatResponse", FENCED_INSTANCE_ID),
+}
 STEER_MAX_STATES = 20_000
 # the targets steered to in the consumer protocol (KIP-848): its rebalance timeout, which needs a member
 # whose poll loop stalls while it must revoke (1 of 3,000 random walks); the others are the classic
 # protocols' responses
 CONSUMER_STEERED = ("RebalanceTimeout",)
+# (no rebalance timeout: no consumer-static scenario has poll stalls)
+STATIC_STEERED = (
+    STATIC_LEAVE,
+    STATIC_REPLACED,
+    STATIC_REJOIN_REFUSED,
+    "ConsumerGroupHeartbeat FENCED_INSTANCE_ID",
+)
+# each protocol's targets (the classic protocols': those before the KIP-848 ones)
+STEERED: dict[str, tuple[str, ...]] = {
+    "consumer": CONSUMER_STEERED,
+    "consumer-static": STATIC_STEERED,
+}
+CLASSIC_STEERED = (
+    *(f"{api} ILLEGAL_GENERATION" for api in ("SyncGroup", "Heartbeat", "OffsetCommit")),
+    "RebalanceTimeout",
+    "SyncTimeout",
+)
+
+
+def _replaced(cfg: Config, w: World) -> bool:
+    """A serving coordinator's member holds an instance id its first process (process i for instance i)
+    does not: a later process with that instance id replaced it."""
+    b = w.leader
+    if b is None or not serving(w, b):
+        return False
+    return any(
+        r.instance is not None and w.consumers[r.instance].member_id != mid for mid, r in w.brokers[b].members
+    )
+
+
+def _own_rejoin_refused(cfg: Config, w: World) -> bool:
+    """UNRELEASED_INSTANCE_ID is on its way to a consumer whose own member id holds its instance id."""
+    b = w.leader
+    if b is None or not serving(w, b):
+        return False
+    for c in range(len(w.consumers)):
+        for bb in range(cfg.brokers):
+            if any(x.error == UNRELEASED_INSTANCE_ID for x in w.links[link_index(cfg, c, bb)].to_consumer):
+                held = instance_holder(w.brokers[b].members, cfg.instance_of(c))
+                if held is not None and held[0] == w.consumers[c].member_id:
+                    return True
+    return False
 
 
 class _Steered(GroupModel):
