@@ -24,7 +24,7 @@ from groupcheck.model.shared.config import Config
 from test_conform import harness as harness
 
 from groupcheck import conform
-from groupcheck.conform import consumer
+from groupcheck.conform import consumer, walks
 from groupcheck.runner import scenario_files
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -500,3 +500,113 @@ def test_kafka_431_tolerates_an_older_epoch_only_for_a_commit_by_topic_id(
     r = conform.replay_walk(sc, harness, actions=[s.action for s in cex.steps], source="v9")
     assert r.divergence is None and r.steps == len(cex.steps)
     assert r.records[-1].kafka_responses[0]["error"] == "STALE_MEMBER_EPOCH"
+
+
+# -- static membership (protocol consumer-static) ------------------------------------------------------------
+
+
+def static_scenarios() -> list[Scenario]:
+    files = scenario_files(ROOT / "specs/consumer", ROOT / "specs/liveness", ROOT / "conformance/scenarios")
+    return [s for s in map(load_scenario, files) if s.config.protocol == "consumer-static"]
+
+
+STATIC_TARGETS = (
+    walks.STATIC_LEAVE,
+    walks.STATIC_REPLACED,
+    walks.STATIC_REJOIN_REFUSED,
+    "ConsumerGroupHeartbeat FENCED_INSTANCE_ID",
+)
+
+
+def test_a_few_hundred_consumer_static_walks_agree_with_kafka(harness: conform.Harness) -> None:
+    """300 random walks over the consumer-static scenarios (specs/consumer/static-*.toml, the liveness
+    scenarios', conformance/scenarios/consumer-static-all-faults.toml), static-rejoin-refused-4-3-1's
+    counterexample, and two walks steered to each static situation: every response and state compared
+    (each member's instance id and the static-member map too), no divergence at all."""
+    started = time.perf_counter()
+    scs = static_scenarios()
+    names = {s.name for s in scs}
+    assert {"consumer-static-restart", "consumer-static-rejoin-refused-4-3-1"} <= names
+    assert "conformance-consumer-static-all-faults" in names and len(scs) >= 10
+    report = conform.run(
+        scs,
+        walks=300,
+        seed=32,
+        harness=harness,
+        counterexamples=conform.counterexample_search("violated"),
+        steer=conform.steering_search(),
+        steered_walks=2,
+    )
+    p = report.protocols["consumer-static"]
+    text = "\n".join(conform.summary_lines(report))
+    assert report.unexplained == 0 and not p.known, text
+    # static-rejoin-refused-4-3-1 is replayed (its switch off is 4.3.1's side): Kafka refuses it too
+    assert not report.skipped and p.walks == 300 and p.counterexamples == 1, text
+    assert p.steps > 300 * 40 and p.states == p.steps and p.responses > 3000, text
+    for target in STATIC_TARGETS:
+        assert p.steered[target] == p.steered_reached[target] == 2, (target, text)
+    errors = {k.split()[-1] for k in p.coverage if k.startswith("response ConsumerGroupHeartbeat")}
+    assert errors >= {"NONE", "UNKNOWN_MEMBER_ID", "UNRELEASED_INSTANCE_ID", "FENCED_INSTANCE_ID"}, errors
+    for event in ("cg_heartbeat", "cg_commit", "cg_session_timeout", "crash", "elect", "load"):
+        assert p.coverage[f"event {event}"], (event, p.coverage)
+    assert time.perf_counter() - started < 120
+
+
+def test_a_static_leave_and_a_replacement_agree_with_kafka_step_by_step(harness: conform.Harness) -> None:
+    """The walk steered to a replacement (consumer-static-restart): C1 closes (epoch -2), Kafka keeps its
+    member at epoch -2 with its partitions and its instance id in the static-member map; C2, a new process
+    with C1's instance id, joins and takes the member's place and assignment at once. Every step agrees."""
+    sc = scenario("specs/consumer/static-restart.toml")
+    path = conform.steering_search()(sc, [walks.STATIC_REPLACED])[walks.STATIC_REPLACED]
+    r = conform.replay_walk(sc, harness, actions=path, source="steered")
+    assert r.divergence is None and r.steps == len(path)
+    events = [e for rec in r.records for e in rec.events if e["op"] == "cg_heartbeat"]
+    assert {e["instance"] for e in events} == {"i0"}
+    leave = next(i for i, rec in enumerate(r.records) if any(e.get("epoch") == -2 for e in rec.events))
+    old = r.records[leave].events[0]["member"]
+    gone = r.records[leave].kafka_state["members"][old]
+    assert gone["epoch"] == -2 and gone["instance"] == "i0" and gone["assigned"], gone
+    assert r.records[leave].kafka_state["static_members"] == {"i0": old}
+    assert set(r.records[leave].kafka_state["partition_epochs"].values()) == {-2}  # held, by no epoch
+    last = r.records[-1].kafka_state
+    ((mid, new),) = last["members"].items()
+    assert mid != old and new["instance"] == "i0" and new["assigned"] == gone["assigned"]
+    assert new["epoch"] == last["group_epoch"] and last["static_members"] == {"i0": mid}
+
+
+def test_kafka_431_refuses_a_static_members_own_rejoin(
+    harness: conform.Harness, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Why the replay's model has static_rejoin_in_place at its pre-fix side (apache/kafka PR #23542 is not
+    in 4.3.1): static-rejoin-refused-4-3-1's counterexample (a join's answer lost, the same member joins
+    again) agrees with Kafka at every step, Kafka answering UNRELEASED_INSTANCE_ID; the model with the fix
+    answers NONE and Kafka disagrees."""
+    from groupcheck.runner import check_scenario
+
+    sc = scenario("specs/consumer/static-rejoin-refused-4-3-1.toml")
+    assert conform.conformable(sc) is None
+    cex = check_scenario(sc).result.counterexample
+    assert cex is not None
+    steps = [s.action for s in cex.steps]
+    r = conform.replay_walk(sc, harness, actions=steps, source="counterexample")
+    assert r.divergence is None and r.steps == len(steps)
+    answers = [x["error"] for rec in r.records for x in rec.kafka_responses]
+    assert answers[-1] == "UNRELEASED_INSTANCE_ID", answers
+    fixed = {**consumer.KAFKA_SWITCHES, "static_rejoin_in_place": True}
+    monkeypatch.setattr(consumer, "KAFKA_SWITCHES", fixed)
+    r = conform.replay_walk(sc, harness, actions=steps, source="counterexample, the fix")
+    d = r.divergence
+    assert d is not None and d.field == "HeartbeatResponse to C1.error", d
+    assert (d.model, d.kafka) == ("NONE", "UNRELEASED_INSTANCE_ID")
+
+
+def test_the_static_comparison_sees_the_instance_id(
+    harness: conform.Harness, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Heartbeats without their instance id (the harness before consumer-static was replayed) make
+    Kafka's members dynamic: the first join already differs, in the member's instance id."""
+    monkeypatch.setattr(consumer.ConsumerReplayer, "instance_of", lambda self, c: None)
+    sc = scenario("specs/consumer/static-rejoin-in-place.toml")
+    report = conform.run([sc], walks=5, seed=3, harness=harness)
+    fields = {r.divergence.field for r, _ in report.protocols["consumer-static"].unexplained if r.divergence}
+    assert fields and all(f.startswith("member m") and f.endswith(".instance") for f in fields), fields
