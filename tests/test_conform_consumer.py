@@ -511,6 +511,7 @@ def static_scenarios() -> list[Scenario]:
 
 
 STATIC_TARGETS = (
+    "RebalanceTimeout",  # in conformance/scenarios/consumer-static-poll-stall.toml
     walks.STATIC_LEAVE,
     walks.STATIC_REPLACED,
     walks.STATIC_REJOIN_REFUSED,
@@ -520,14 +521,15 @@ STATIC_TARGETS = (
 
 def test_a_few_hundred_consumer_static_walks_agree_with_kafka(harness: conform.Harness) -> None:
     """300 random walks over the consumer-static scenarios (specs/consumer/static-*.toml, the liveness
-    scenarios', conformance/scenarios/consumer-static-all-faults.toml), static-rejoin-refused-4-3-1's
-    counterexample, and two walks steered to each static situation: every response and state compared
-    (each member's instance id and the static-member map too), no divergence at all."""
+    scenarios', conformance/scenarios/consumer-static-*.toml), static-rejoin-refused-4-3-1's
+    counterexample, and two walks steered to each static situation and to the rebalance timeout: every
+    response and state compared (each member's instance id and the static-member map too), no
+    divergence at all."""
     started = time.perf_counter()
     scs = static_scenarios()
     names = {s.name for s in scs}
     assert {"consumer-static-restart", "consumer-static-rejoin-refused-4-3-1"} <= names
-    assert "conformance-consumer-static-all-faults" in names and len(scs) >= 10
+    assert {"conformance-consumer-static-all-faults", "conformance-consumer-static-poll-stall"} <= names
     report = conform.run(
         scs,
         walks=300,
@@ -539,17 +541,33 @@ def test_a_few_hundred_consumer_static_walks_agree_with_kafka(harness: conform.H
     )
     p = report.protocols["consumer-static"]
     text = "\n".join(conform.summary_lines(report))
-    assert report.unexplained == 0 and not p.known, text
+    # the one documented simplification: a -2 leave before the group exists (poll-stall starts empty)
+    assert report.unexplained == 0 and set(p.known) <= {consumer.LEAVE_BEFORE_GROUP}, text
     # static-rejoin-refused-4-3-1 is replayed (its switch off is 4.3.1's side): Kafka refuses it too
     assert not report.skipped and p.walks == 300 and p.counterexamples == 1, text
-    assert p.steps > 300 * 40 and p.states == p.steps and p.responses > 3000, text
+    assert p.steps > 300 * 40 and p.states == p.steps - sum(p.known.values()) and p.responses > 3000, text
     for target in STATIC_TARGETS:
         assert p.steered[target] == p.steered_reached[target] == 2, (target, text)
     errors = {k.split()[-1] for k in p.coverage if k.startswith("response ConsumerGroupHeartbeat")}
     assert errors >= {"NONE", "UNKNOWN_MEMBER_ID", "UNRELEASED_INSTANCE_ID", "FENCED_INSTANCE_ID"}, errors
-    for event in ("cg_heartbeat", "cg_commit", "cg_session_timeout", "crash", "elect", "load"):
+    timers = ("cg_session_timeout", "cg_rebalance_timeout")
+    for event in ("cg_heartbeat", "cg_commit", *timers, "crash", "elect", "load"):
         assert p.coverage[f"event {event}"], (event, p.coverage)
     assert time.perf_counter() - started < 120
+
+
+def test_a_static_leave_before_the_group_exists_is_the_same_simplification(harness: conform.Harness) -> None:
+    """Pinned by the shortest walk: a static consumer closes (epoch -2) in a group that starts empty before
+    anyone joined: the model answers UNKNOWN_MEMBER_ID (no member holds its instance id), Kafka
+    GROUP_ID_NOT_FOUND (no group), as for a dynamic member's -1; neither coordinator changes."""
+    sc = scenario("conformance/scenarios/consumer-static-poll-stall.toml")
+    steps = [("FindCoordinator", "C1", (0,)), ("LeaveGroup", "C1", (0,)), ("HandleHeartbeat", "B1", (0, 0))]
+    r = conform.replay_walk(sc, harness, actions=acts(steps), source="pinned")
+    d = r.divergence
+    assert r.records[-1].events[0]["epoch"] == -2 and r.records[-1].events[0]["instance"] == "i0"
+    assert d is not None and d.kind == consumer.LEAVE_BEFORE_GROUP and d.known
+    assert (d.model, d.kafka) == ("UNKNOWN_MEMBER_ID", "GROUP_ID_NOT_FOUND")
+    assert r.records[-1].kafka_state == r.records[-1].model_state
 
 
 def test_a_static_leave_and_a_replacement_agree_with_kafka_step_by_step(harness: conform.Harness) -> None:
@@ -610,3 +628,41 @@ def test_the_static_comparison_sees_the_instance_id(
     report = conform.run([sc], walks=5, seed=3, harness=harness)
     fields = {r.divergence.field for r, _ in report.protocols["consumer-static"].unexplained if r.divergence}
     assert fields and all(f.startswith("member m") and f.endswith(".instance") for f in fields), fields
+
+
+def test_a_static_members_rebalance_timer_does_nothing_once_it_left_at_minus_2(
+    harness: conform.Harness,
+) -> None:
+    """The model's RebalanceTimeout is not enabled for a member at -2 (its timer was armed at the epoch it
+    left); Kafka 4.3.1 keeps the timer scheduled and, fired, it ignores a member no longer at that epoch.
+    The shortest walk to a static member that closes while it still has partitions to revoke agrees with
+    Kafka at every step; firing that member's rebalance timer then changes nothing of Kafka's group."""
+    from groupcheck.checker import always, bfs
+    from groupcheck.model.protocols.kip848.coordinator import serving
+    from groupcheck.model.protocols.kip848.state import LEAVE_STATIC_EPOCH, M_UNREVOKED
+
+    sc = scenario("conformance/scenarios/consumer-static-poll-stall.toml")
+    model = walks._Steered(consumer.kafka_config(sc.config))
+
+    def left_unrevoked(w: Any) -> bool:
+        b = w.leader
+        return (
+            b is not None
+            and serving(w, b)
+            and any(r.epoch == LEAVE_STATIC_EPOCH and r.state == M_UNREVOKED for _, r in w.brokers[b].members)
+        )
+
+    model.wanted = (always("left-unrevoked", lambda w: not left_unrevoked(w)),)
+    cex = bfs(model, check_deadlock=False).counterexample
+    assert cex is not None
+    path = [s.action for s in cex.steps]
+    r = conform.replay_walk(sc, harness, actions=path, source="to a -2 leave while revoking")
+    assert r.divergence is None and r.steps == len(path)
+    before = r.records[-1].kafka_state
+    (mid,) = [m for m, v in before["members"].items() if v["epoch"] == LEAVE_STATIC_EPOCH]
+    assert before["members"][mid]["state"] == "UNREVOKED_PARTITIONS" and not before["members"][mid]["pending"]
+    out = harness.step([{"op": "cg_rebalance_timeout", "member": mid}])
+    assert out["events"][0]["fired"], out["events"]  # Kafka's timer was still scheduled
+    after = consumer.ConsumerReplayer.kafka_state(out["state"])
+    after["committed"] = before["committed"]
+    assert after == before

@@ -73,7 +73,8 @@ KNOWN[LEAVE_BEFORE_GROUP] = Kind(
     LEAVE_BEFORE_GROUP,
     SIMPLIFICATION,
     " ".join(
-        """A consumer leaves (epoch -1) before any member has joined a group that starts empty. The model's
+        """A consumer leaves (epoch -1, or a static member's -2) before any member has joined a group
+        that starts empty. The model's
         coordinator holds the group from the start (Empty, group and assignment epochs 1: what Kafka 4.3.1
         creates on the first join, KAFKA-20268) and answers UNKNOWN_MEMBER_ID; Kafka creates the group only
         on a join (epoch 0), so its leave finds none: GROUP_ID_NOT_FOUND. The model's leaving consumer has
@@ -339,7 +340,7 @@ class ConsumerReplayer:
         elif (
             f.endswith(".error")
             and (mv, kv) == ("UNKNOWN_MEMBER_ID", "GROUP_ID_NOT_FOUND")
-            and events[0].get("epoch") == LEAVE_EPOCH
+            and events[0].get("epoch") in (LEAVE_EPOCH, LEAVE_STATIC_EPOCH)
             and not group_existed
         ):
             kind = LEAVE_BEFORE_GROUP

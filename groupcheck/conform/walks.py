@@ -361,8 +361,8 @@ STEER_MAX_STATES = 20_000
 # whose poll loop stalls while it must revoke (1 of 3,000 random walks); the others are the classic
 # protocols' responses
 CONSUMER_STEERED = ("RebalanceTimeout",)
-# (no rebalance timeout: no consumer-static scenario has poll stalls)
 STATIC_STEERED = (
+    "RebalanceTimeout",  # (conformance/scenarios/consumer-static-all-faults.toml's poll stall)
     STATIC_LEAVE,
     STATIC_REPLACED,
     STATIC_REJOIN_REFUSED,
