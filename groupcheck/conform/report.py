@@ -199,7 +199,7 @@ def summary_lines(report: Report) -> list[str]:
     for name, why in report.skipped:
         lines.append(f"skipped {name}: {why}")
     lines.append(
-        f"{'protocol':<12} {'walks':>6} {'cex':>4} {'steps':>8} {'responses':>9} {'states':>7} "
+        f"{'protocol':<15} {'walks':>6} {'cex':>4} {'steps':>8} {'responses':>9} {'states':>7} "
         f"{'runtime':>7} "
         f"{'seconds':>8}  divergences"
     )
@@ -207,7 +207,7 @@ def summary_lines(report: Report) -> list[str]:
         fixes = sum(n for k, n in p.known.items() if KNOWN[k].category == MODEL_FIX)
         simpl = sum(p.known.values()) - fixes
         lines.append(
-            f"{p.protocol:<12} {p.walks:>6} {p.counterexamples:>4} {p.steps:>8} {p.responses:>9} "
+            f"{p.protocol:<15} {p.walks:>6} {p.counterexamples:>4} {p.steps:>8} {p.responses:>9} "
             f"{p.states:>7} "
             f"{p.by_runtime:>7} {p.seconds:>8.1f}  {len(p.unexplained)} unexplained, {simpl} documented "
             f"simplification, {fixes} awaiting a model fix"

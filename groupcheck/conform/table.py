@@ -62,7 +62,7 @@ def classes(p: ProtocolReport) -> str:
 
 def table_lines(rows: Sequence[tuple[Scenario, ProtocolReport]]) -> list[str]:
     head = (
-        f"{'scenario':<46} {'protocol':<11} {'walks':>6} {'cex':>3} {'steps':>8} {'responses':>9} "
+        f"{'scenario':<46} {'protocol':<15} {'walks':>6} {'cex':>3} {'steps':>8} {'responses':>9} "
         f"{'states':>8} {'runtime':>7} {'seconds':>7}  divergences"
     )
     lines = [head]
@@ -79,12 +79,12 @@ def table_lines(rows: Sequence[tuple[Scenario, ProtocolReport]]) -> list[str]:
         )
         total = [a + b for a, b in zip(total, figures, strict=True)]
         lines.append(
-            f"{sc.name:<46} {p.protocol:<11} {p.walks:>6} {p.counterexamples:>3} {p.steps:>8} "
+            f"{sc.name:<46} {p.protocol:<15} {p.walks:>6} {p.counterexamples:>3} {p.steps:>8} "
             f"{p.responses:>9} {p.states:>8} {p.by_runtime:>7} {p.seconds:>7.1f}  {classes(p)}"
         )
     walks, cex, steps, responses, states, runtime, unexplained = total
     lines.append(
-        f"{'total':<46} {'':<11} {walks:>6} {cex:>3} {steps:>8} {responses:>9} {states:>8} {runtime:>7} "
+        f"{'total':<46} {'':<15} {walks:>6} {cex:>3} {steps:>8} {responses:>9} {states:>8} {runtime:>7} "
         f"{'':>7}  {unexplained} unexplained"
     )
     return lines
