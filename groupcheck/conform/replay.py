@@ -430,38 +430,27 @@ class Replayer:
             d["protocol"] = k.get("protocol")
         return d
 
+    # what a replayer keeps that trying one outcome of a step may change (snapshot, then restore)
+    _STATE = (
+        "labels",
+        "kid",
+        "lab",
+        "next_label",
+        "outstanding",
+        "abandoned",
+        "pending",
+        "responses_compared",
+        "states_compared",
+        "by_runtime",
+        "held_dropped",
+    )
+
     def _snapshot(self) -> tuple[Any, ...]:
-        return _copied(
-            (
-                self.labels,
-                self.kid,
-                self.lab,
-                self.next_label,
-                self.outstanding,
-                self.abandoned,
-                self.pending,
-                self.responses_compared,
-                self.states_compared,
-                self.by_runtime,
-                self.held_dropped,
-            )
-        )
+        return _copied(tuple(getattr(self, name) for name in self._STATE))
 
     def _restore(self, snap: tuple[Any, ...]) -> None:
-        snap = _copied(snap)
-        (
-            self.labels,
-            self.kid,
-            self.lab,
-            self.next_label,
-            self.outstanding,
-            self.abandoned,
-            self.pending,
-            self.responses_compared,
-            self.states_compared,
-            self.by_runtime,
-            self.held_dropped,
-        ) = snap
+        for name, value in zip(self._STATE, _copied(snap), strict=True):
+            setattr(self, name, value)
 
     def step(
         self, index: int, w: World, options: Sequence[tuple[Act, World]], rng: random.Random | None = None
