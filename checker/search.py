@@ -58,14 +58,9 @@ def _invariants(model: Model[Any, Any], only: Sequence[str] | None) -> list[Prop
 
 
 def _first_violation(props: Iterable[Property[Any]], state: Any) -> str | None:
-    for prop in props:
-        try:
-            ok = prop.holds(state)
-        except Exception as exc:  # a property that raises is a model bug: say which one
-            raise ModelError(f"property {prop.name!r} raised {type(exc).__name__}: {exc}") from exc
-        if not ok:
-            return prop.name
-    return None
+    """The first of ``props`` that ``state`` violates (None: none); a search checks many states with one
+    :func:`_conditions` instead."""
+    return _conditions(tuple(props))(state)
 
 
 def _conditions(props: Sequence[Property[Any]]) -> Callable[[Any], str | None]:
