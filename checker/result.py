@@ -14,8 +14,18 @@ class Verdict(StrEnum):
 
 
 # what can stop a search before it is exhaustive (Result.stopped_by): the depth bound left states
-# unexpanded, the state limit was reached, the time or memory limit ran out, or the user interrupted it
-STOP_REASONS = ("depth", "states", "time", "memory", "interrupted")
+# unexpanded, the state limit was reached, the time or memory limit ran out, or the user interrupted it;
+# timed checking (checker.timed) ran out of path budget, or found only a lasso that cannot be timed
+STOP_REASONS = (
+    "depth",
+    "states",
+    "time",
+    "memory",
+    "interrupted",
+    "timed-paths",
+    "timed-states",
+    "timed-lasso",
+)
 
 
 @dataclass(frozen=True, slots=True)

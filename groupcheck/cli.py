@@ -382,6 +382,8 @@ def cmd_check(args: argparse.Namespace) -> int:
                     resume=args.resume is not None,
                     should_stop=stopper,
                     reduce=args.reduce,
+                    timed=args.timed,
+                    timed_paths=args.timed_paths,
                 )
             finally:
                 stop()
@@ -1317,6 +1319,20 @@ def build_parser() -> argparse.ArgumentParser:
         action="store_true",
         help="partial-order reduction over the actions' declared footprints (safety only; off for liveness; "
         "not on Spark): fewer states, the same verdicts (docs/MODEL.md)",
+    )
+    p.add_argument(
+        "--timed",
+        action="store_true",
+        help="the verdict over timed behaviours only, with each scenario's [timing] settings (as [timing] "
+        "check = true): a violation only with a trace that can happen in time, holds only when none can "
+        "(safety properties; docs/MODEL.md, *Timed checking*)",
+    )
+    p.add_argument(
+        "--timed-paths",
+        type=_positive,
+        metavar="N",
+        help="with --timed: time at most N path prefixes into the violation region before saying "
+        "incomplete (default: the scenario's [timing] max_paths, or 20,000)",
     )
     p.add_argument(
         "--no-estimate",

@@ -6,6 +6,7 @@ import copy
 import functools
 import hashlib
 import json
+import time
 from collections.abc import Callable
 from dataclasses import dataclass, replace
 from pathlib import Path
@@ -18,12 +19,13 @@ from groupcheck.checker.parallel import parallel_bfs
 from groupcheck.checker.reduction import REDUCE_NOTE, REDUCE_OFF_NOTE
 from groupcheck.checker.search import StopHook
 from groupcheck.checker.spark import DEFAULT_MASTER, spark_bfs
+from groupcheck.checker.timed import DEFAULT_MAX_PATHS, TimedResult, timed_search
 from groupcheck.model import GroupModel
 from groupcheck.model.explain import trace_document
 from groupcheck.model.scenario import Scenario, load_scenario, scenario_from_data
 from groupcheck.model.shared.coverage import unexercised
 from groupcheck.model.shared.properties import LIVENESS_NAMES
-from groupcheck.model.timing import TimingReport, timed_document, trace_timing
+from groupcheck.model.timing import TimingReport, path_feasibility, timed_document, trace_timing
 from groupcheck.traces import write_bundle
 from groupcheck.verify import ReplayError, ReplayOutcome, replay_trace  # noqa: F401 (replay lives in verify)
 
@@ -46,6 +48,8 @@ class CheckOutcome:
     # the counterexample's timing with the scenario's [timing] settings (issue 28), None without one
     timing: TimingReport | None = None
     estimate: Estimate | None = None  # the size foretold before the search (estimate_scenario), if asked
+    # timed checking (--timed, [timing] check = true): the path search's figures, when it ran
+    timed: TimedResult | None = None
 
     @property
     def verdict(self) -> str:
@@ -110,6 +114,7 @@ class CheckOutcome:
             "trace": None if self.trace_dir is None else str(self.trace_dir / "trace.json"),
             "timing": None if self.timing is None else self.timing.entry(),
             "estimate": None if self.estimate is None else self.estimate.as_dict(),
+            "timed": None if self.timed is None else timed_entry(self.timed),
         }
 
 
@@ -124,7 +129,96 @@ def stop_text(r: Result) -> str:
         return "the time limit"
     if why == "memory":
         return "the memory limit"
+    if why == "timed-states":
+        return f"the state limit {r.max_states} (of the timed search's untimed graph)"
+    if why == "timed-paths":
+        return (
+            "the timed path budget (not every path into the violation region was timed; "
+            "raise [timing] max_paths)"
+        )
+    if why == "timed-lasso":
+        return (
+            "timed checking: the lasso found cannot happen with these settings, and other lassos "
+            "are not searched"
+        )
     return "an interruption"
+
+
+def timed_entry(t: TimedResult) -> dict[str, Any]:
+    """The ``timed`` object of ``--json``: the path search's figures."""
+    return {
+        "verdict": str(t.verdict),
+        "paths": t.paths,
+        "pruned": t.pruned,
+        "states": t.states,
+        "region": t.region,
+        "stopped_by": t.stopped_by,
+    }
+
+
+TIMED_UNTIMED_HOLDS = "timed: holds untimed, so over timed behaviours too (timing only removes behaviours)"
+TIMED_FEASIBLE = "timed: the counterexample found untimed can happen with these settings"
+
+
+def timed_verdict(
+    sc: Scenario,
+    model: GroupModel,
+    result: Result,
+    *,
+    liveness: bool,
+    symmetry: bool,
+    max_paths: int | None = None,
+) -> tuple[Result, TimedResult | None, tuple[str, ...]]:
+    """The verdict over timed behaviours only (issue 28, :mod:`groupcheck.checker.timed`), from the
+    untimed search's ``result``: the result to report, the path search's figures if it ran, and notes."""
+    if result.verdict == Verdict.HOLDS:
+        return result, None, (TIMED_UNTIMED_HOLDS,)
+    if result.verdict != Verdict.VIOLATED or result.counterexample is None:
+        return result, None, ()
+    if trace_timing(sc, result.counterexample).feasible:
+        return result, None, (TIMED_FEASIBLE,)
+    if liveness or result.counterexample.loop is not None:
+        return (
+            replace(result, verdict=Verdict.INCOMPLETE, counterexample=None, stopped_by="timed-lasso"),
+            None,
+            (),
+        )
+    invariants = [p.name for p in model.properties() if p.kind == "always" and p.name in sc.properties]
+    start = time.perf_counter()
+    found = timed_search(
+        model,
+        path_feasibility(sc),
+        properties=invariants,
+        check_deadlock=sc.check_deadlock,
+        symmetry=symmetry,
+        max_states=sc.max_states,
+        max_paths=max_paths or sc.timed_paths or DEFAULT_MAX_PATHS,
+    )
+    stats = replace(
+        result.stats,
+        distinct_states=max(result.stats.distinct_states, found.states),
+        seconds=result.stats.seconds + time.perf_counter() - start,
+    )
+    said = (
+        f"timed: the counterexample found untimed cannot happen with these settings; {found.paths:,} path "
+        f"prefixes into the violation region ({found.region:,} of {found.states:,} states) were timed, "
+        f"{found.pruned:,} found infeasible"
+    )
+    if found.verdict == Verdict.VIOLATED:
+        return replace(result, stats=stats, counterexample=found.counterexample), found, (said,)
+    if found.verdict == Verdict.HOLDS:
+        return replace(result, verdict=Verdict.HOLDS, stats=stats, counterexample=None), found, (said,)
+    return (
+        replace(
+            result,
+            verdict=Verdict.INCOMPLETE,
+            stats=stats,
+            counterexample=None,
+            stopped_by=f"timed-{found.stopped_by}",
+        ),
+        found,
+        (said,),
+    )
 
 
 def as_checked(sc: Scenario, max_depth: int | None, max_states: int | None) -> Scenario:
@@ -257,6 +351,8 @@ def check_scenario(
     resume: bool = False,
     should_stop: StopHook | None = None,
     reduce: bool = False,
+    timed: bool = False,
+    timed_paths: int | None = None,
 ) -> CheckOutcome:
     """Explore a scenario exhaustively (within its bounds) and, on a violation, write the trace bundle
     under ``out_dir/<name>/``. Command-line bounds override the scenario's; a search they stop is
@@ -270,7 +366,8 @@ def check_scenario(
     checking its digests and replaying its states. ``should_stop`` is asked now and then during the
     search and stops it with the reason it returns ("time", "memory", "interrupted"). ``reduce``: the
     partial-order reduction (:mod:`groupcheck.checker.reduction`; one process or ``workers``, not Spark),
-    off for liveness (said in the notes)."""
+    off for liveness (said in the notes). ``timed`` (or the scenario's ``[timing] check``): the verdict over
+    timed behaviours only (:func:`timed_verdict`), with at most ``timed_paths`` path prefixes timed."""
     declared = scenario if isinstance(scenario, Scenario) else load_scenario(scenario)
     sc = as_checked(declared, max_depth, max_states)
     model = GroupModel(sc.config)
@@ -329,6 +426,11 @@ def check_scenario(
     if result.stopped_by == "depth" and declared_depth and not liveness:
         # the scenario's own claim is bounded by this depth: exhaustive within it
         result = replace(result, verdict=Verdict.HOLDS, stopped_by=None)
+    timed_found, timed_notes = None, ()
+    if timed or sc.timed:
+        result, timed_found, timed_notes = timed_verdict(
+            sc, model, result, liveness=liveness, symmetry=symmetry, max_paths=timed_paths
+        )
     trace_dir = None
     timing = None if result.counterexample is None else trace_timing(sc, result.counterexample)
     if result.counterexample is not None and out_dir is not None:
@@ -339,7 +441,8 @@ def check_scenario(
     notes = sc.notes + ((SYMMETRY_NOTE,) if liveness and symmetry else ())
     if reduce:
         notes += (REDUCE_OFF_NOTE,) if liveness else (REDUCE_NOTE,)
-    return CheckOutcome(sc, result, trace_dir, vacuity(sc, result), notes, timing)
+    notes += timed_notes
+    return CheckOutcome(sc, result, trace_dir, vacuity(sc, result), notes, timing, timed=timed_found)
 
 
 def remove_stale_bundle(folder: Path) -> None:

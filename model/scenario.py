@@ -202,6 +202,10 @@ class Scenario:
     # [timing]: Kafka's settings and the environment's bounds a counterexample's timing is solved with
     # (groupcheck.model.timing; every setting, the defaults where the table says nothing)
     timing: dict[str, int] = field(default_factory=lambda: dict(DEFAULTS))
+    # [timing] check = true: the verdict is over timed behaviours only (groupcheck.checker.timed), with at
+    # most ``timed_paths`` path prefixes timed (None: the checker's default)
+    timed: bool = False
+    timed_paths: int | None = None
 
     @property
     def faults(self) -> str:
@@ -577,8 +581,25 @@ def _scenario_from_data(data: Any, source: str, *, simulation: bool = False) -> 
     elif exp_prop is not None:
         raise _err(source, "expect.property", 'only allowed with verdict = "violated"')
     unexercised = _unexercised(expect, budget, phase, switches, source)
+    timing_table = data.get("timing", {})
+    timed_check, timed_paths = False, None
+    if isinstance(timing_table, dict):
+        # [timing] check = true: the verdict over timed behaviours only (checker.timed); max_paths its budget
+        timing_table = dict(timing_table)
+        timed_check = timing_table.pop("check", False)
+        if not isinstance(timed_check, bool):
+            raise _err(source, "timing.check", f"must be true or false, got {short(timed_check)}")
+        timed_paths = timing_table.pop("max_paths", None)
+        if timed_paths is not None and (
+            not isinstance(timed_paths, int) or isinstance(timed_paths, bool) or not 1 <= timed_paths <= 10**8
+        ):
+            raise _err(
+                source,
+                "timing.max_paths",
+                f"must be a whole number from 1 to 10**8, got {short(timed_paths)}",
+            )
     try:
-        timing = parse_settings(data.get("timing", {}))
+        timing = parse_settings(timing_table)
     except TimingError as exc:
         raise _err(source, exc.key, exc.problem) from None
 
@@ -612,4 +633,6 @@ def _scenario_from_data(data: Any, source: str, *, simulation: bool = False) -> 
         unexercised=unexercised,
         notes=notes,
         timing=timing,
+        timed=timed_check,
+        timed_paths=timed_paths,
     )

@@ -549,6 +549,68 @@ def _solve(
     return True, times, []
 
 
+# most guarded constraints a prefix's feasibility is decided for by trying each branch (2**n systems of
+# difference constraints); past it, z3 decides
+MAX_BRANCHES = 10
+
+
+def _edge(c: Constraint, settings: Mapping[str, int]) -> tuple[int, int, int]:
+    """``c`` (unguarded, or its atom) as a longest-path edge ``t[b] >= t[a] + w``: ``(a, b, w)``. Two bounds
+    (``alt``) with concrete settings are the lesser one (either suffices)."""
+    w = c.bound.value(settings)
+    if c.alt is not None:
+        w = min(w, c.alt.value(settings))
+    if c.op == ">=":
+        return (c.earlier, c.later, w)
+    return (c.later, c.earlier, -w)  # t[later] - t[earlier] <= w: t[earlier] >= t[later] - w
+
+
+def _negated(c: Constraint, settings: Mapping[str, int]) -> tuple[int, int, int]:
+    """The negation of an unguarded constraint, as an edge (integer milliseconds)."""
+    w = c.bound.value(settings)
+    if c.alt is not None:
+        w = min(w, c.alt.value(settings))
+    if c.op == ">=":  # not (diff >= w): diff <= w - 1
+        return (c.later, c.earlier, -(w - 1))
+    return (c.earlier, c.later, w + 1)  # not (diff <= w): diff >= w + 1
+
+
+def _no_positive_cycle(n: int, edges: Sequence[tuple[int, int, int]]) -> bool:
+    """Whether the difference constraints ``t[b] >= t[a] + w`` over ``t[0..n]`` have a solution: longest
+    paths from every step (Bellman-Ford) settle within n + 1 rounds exactly when no cycle has positive
+    weight. Differences only, so a solution shifts to ``t[0] = 0``."""
+    times = [0] * (n + 1)
+    for _ in range(n + 2):
+        changed = False
+        for a, b, w in edges:
+            if times[a] + w > times[b]:
+                times[b] = times[a] + w
+                changed = True
+        if not changed:
+            return True
+    return False
+
+
+def feasible(n: int, cons: Sequence[Constraint], settings: Mapping[str, int]) -> bool:
+    """Whether a trace of ``n`` steps with the rule constraints ``cons`` can be timed with these settings:
+    :func:`_solve`'s answer, decided without z3 when there are few guarded constraints (each guard's two
+    branches, its negation or its atom, tried as systems of difference constraints)."""
+    from itertools import product
+
+    plain = [(i - 1, i, 0) for i in range(1, n + 1)]
+    choices: list[tuple[tuple[int, int, int], tuple[int, int, int]]] = []
+    for c in cons:
+        if c.when is None:
+            plain.append(_edge(c, settings))
+        elif c.when.when is not None:
+            return _solve(n, cons, settings)[0]
+        else:
+            choices.append((_negated(c.when, settings), _edge(c, settings)))
+    if len(choices) > MAX_BRANCHES:
+        return _solve(n, cons, settings)[0]
+    return any(_no_positive_cycle(n, plain + list(pick)) for pick in product(*choices))
+
+
 def _holds(c: Constraint, times: Sequence[int], settings: Mapping[str, int]) -> bool:
     diff = times[c.later] - times[c.earlier]
     ok = diff >= c.bound.value(settings) if c.op == ">=" else diff <= c.bound.value(settings)
@@ -808,6 +870,49 @@ def trace_timing(scenario: Any, cex: Any) -> TimingReport:
 
     view = TraceView(cfg, worlds, [None, *acts], GroupModel(cfg))
     return analyse(view, rules_of, scenario.timing, loop=cex.loop)
+
+
+def path_feasibility(scenario: Any) -> Callable[[Any, Sequence[Any], Sequence[Any]], bool]:
+    """``feasible(init, actions, states)`` for :func:`groupcheck.checker.timed.timed_search`: whether the
+    path (the model's canonical states after each action) can be timed with the scenario's ``[timing]``
+    settings, as :func:`trace_timing` would find it (:func:`feasible` decides it). The rules read raw
+    worlds; each prefix's raw worlds are remembered, so a path one step longer costs one step."""
+    from groupcheck.model.explain import raw_states
+    from groupcheck.model.group import GroupModel, protocol_of
+
+    cfg = scenario.config
+    protocol = protocol_of(cfg)
+    model = GroupModel(cfg)
+    settings = scenario.timing
+    raws: dict[tuple[Any, ...], tuple[list[Any], list[Any]] | None] = {}
+
+    def rules_of(act: Any) -> Sequence[Rule]:
+        spec = protocol.spec(act.name, act.actor)
+        return () if spec is None else spec.timing
+
+    def raw_path(init: Any, acts: Sequence[Any], states: Sequence[Any]) -> tuple[list[Any], list[Any]] | None:
+        key = (init, *acts)
+        if key in raws:
+            return raws[key]
+        if acts:
+            before = raw_path(init, acts[:-1], states[:-1])
+            if before is None:
+                got = None
+            else:
+                step = raw_states(cfg, before[0][-1], acts[-1:], states[-1:])
+                got = None if step is None else ([*before[0], step[0][1]], [*before[1], step[0][0]])
+        else:
+            got = ([init], [None])
+        raws[key] = got
+        return got
+
+    def check(init: Any, acts: Sequence[Any], states: Sequence[Any]) -> bool:
+        got = raw_path(init, acts, states)
+        worlds, raw_acts = got if got is not None else ([init, *states], [None, *acts])
+        view = TraceView(cfg, worlds, raw_acts, model)
+        return feasible(view.n, collect(view, rules_of), settings)
+
+    return check
 
 
 def timed_document(doc: dict[str, Any], timing: TimingReport | None) -> dict[str, Any]:

@@ -1,0 +1,200 @@
+"""Timed checking (issue 28): a verdict over timed behaviours only.
+
+The model is untimed: a timeout may fire while its cause persists, a pause lasts as long as the search
+likes. A *timed* behaviour is a path whose steps can be given times that satisfy every timing rule of its
+actions (:mod:`groupcheck.model.timing`). This module answers "is there a timing-feasible path to a
+violation?" without ever pruning a feasible one:
+
+1. **The untimed graph** of the scenario is built (every reachable state, one per symmetry class, its
+   successors), and from the states that violate a checked invariant each state's distance to a
+   violation is found backwards. A state that cannot reach a violation untimed cannot reach one timed
+   (timing only removes behaviours), so the search below never enters it.
+2. **Paths into the violation region** are searched best first (fewest steps so far plus fewest still
+   needed, ties in the order the model lists its actions: deterministic), each prefix checked for
+   timing feasibility by ``feasible``. An infeasible prefix is pruned with everything after it: a rule
+   reads only the steps up to its own and a bound stated at the last step ("the pause is still on") is
+   implied by any longer trace's, so an infeasible prefix has no feasible extension. Paths are not merged
+   (two paths to one state may differ in what timing allows next), which is what keeps this sound
+   without clocks in the state.
+
+The verdict is **violated** with the first feasible path found (a real timed counterexample), **holds**
+when the untimed graph has no violation or every path into the violation region was pruned (the search
+ran out of paths: exhaustive, over timed behaviours), and **incomplete** when the path budget
+``max_paths`` ran out first (a path region with cycles has infinitely many paths: only timing can end
+them), saying so. Nothing here knows Kafka: the caller supplies ``feasible``.
+"""
+
+from __future__ import annotations
+
+import heapq
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from groupcheck.checker.contract import Model
+from groupcheck.checker.result import Counterexample, Step, Verdict
+
+# feasible(init, actions, states): whether the path from ``init`` through ``actions`` (reaching ``states``)
+# can be given times satisfying its rules
+Feasible = Callable[[Any, Sequence[Any], Sequence[Any]], bool]
+DEFAULT_MAX_PATHS = 20_000
+DEADLOCK = "deadlock"
+
+
+@dataclass(frozen=True, slots=True)
+class TimedResult:
+    """What a timed search found. ``paths``: prefixes whose timing was checked; ``pruned``: those found
+    infeasible (each cut off everything after it); ``states``: the untimed graph's states; ``region``:
+    those from which a violation is reachable untimed; ``stopped_by``: "paths" (the budget ran out) or
+    "states" (the untimed graph was too big), None when the search was exhaustive or found a violation."""
+
+    verdict: Verdict
+    counterexample: Counterexample | None
+    paths: int
+    pruned: int
+    states: int
+    region: int
+    stopped_by: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class _Node:
+    parent: _Node | None
+    action: Any
+    state: Any
+    depth: int
+
+
+def _path(node: _Node) -> tuple[Any, list[Any], list[Any]]:
+    acts: list[Any] = []
+    states: list[Any] = []
+    n: _Node | None = node
+    while n is not None and n.parent is not None:
+        acts.append(n.action)
+        states.append(n.state)
+        n = n.parent
+    assert n is not None
+    return n.state, acts[::-1], states[::-1]
+
+
+def timed_search(
+    model: Model[Any, Any],
+    feasible: Feasible,
+    *,
+    properties: Sequence[str] | None = None,
+    check_deadlock: bool = False,
+    symmetry: bool = True,
+    max_states: int | None = None,
+    max_paths: int = DEFAULT_MAX_PATHS,
+) -> TimedResult:
+    """Search ``model`` for a timing-feasible path to a state violating one of its invariants (those named
+    in ``properties``; every ``always`` property by default), or a deadlock with ``check_deadlock``. See
+    the module's docstring for the method and the verdicts."""
+    props = [
+        p for p in model.properties() if p.kind == "always" and (properties is None or p.name in properties)
+    ]
+    key = model.symmetric_fingerprint if symmetry else model.fingerprint
+
+    def violated(state: Any, succs: int | None) -> str | None:
+        for p in props:
+            if not p.holds(state):
+                return p.name
+        if check_deadlock and succs == 0 and not model.is_terminal(state):
+            return DEADLOCK
+        return None
+
+    # 1. the untimed graph: index -> successor indices; the violating states are not expanded
+    index: dict[int, int] = {}
+    succs: list[list[int]] = []
+    bad: list[str | None] = []
+    frontier: list[Any] = []
+    for s in model.init_states():
+        k = key(s)
+        if k not in index:
+            index[k] = len(succs)
+            succs.append([])
+            bad.append(None)
+            frontier.append((s, index[k]))
+    stopped = None
+    while frontier and stopped is None:
+        nxt: list[Any] = []
+        for s, i in frontier:
+            out = [t for a in model.actions(s) if (t := model.next_state(s, a)) is not None]
+            why = violated(s, len(out))
+            bad[i] = why
+            if why is not None:
+                continue
+            for t in out:
+                k = key(t)
+                j = index.get(k)
+                if j is None:
+                    if max_states is not None and len(succs) >= max_states:
+                        stopped = "states"
+                        break
+                    j = index[k] = len(succs)
+                    succs.append([])
+                    bad.append(None)
+                    nxt.append((t, j))
+                succs[i].append(j)
+            if stopped:
+                break
+        frontier = nxt
+    if stopped is not None:
+        return TimedResult(Verdict.INCOMPLETE, None, 0, 0, len(succs), 0, stopped)
+    # backwards: each state's distance to a violation (None: none reachable)
+    preds: list[list[int]] = [[] for _ in succs]
+    for i, out in enumerate(succs):
+        for j in out:
+            preds[j].append(i)
+    dist: list[int | None] = [0 if b is not None else None for b in bad]
+    level = [i for i, b in enumerate(bad) if b is not None]
+    while level:
+        nl: list[int] = []
+        for j in level:
+            for i in preds[j]:
+                if dist[i] is None:
+                    dist[i] = dist[j] + 1  # type: ignore[operator]
+                    nl.append(i)
+        level = nl
+    region = sum(d is not None for d in dist)
+    if not region:
+        return TimedResult(Verdict.HOLDS, None, 0, 0, len(succs), 0)
+
+    # 2. best-first over paths into the region, pruning infeasible prefixes
+    heap: list[tuple[int, int, int, _Node]] = []
+    seq = 0
+    for s in model.init_states():
+        d = dist[index[key(s)]]
+        if d is None:
+            continue
+        node = _Node(None, None, s, 0)
+        why = bad[index[key(s)]]
+        if why is not None:
+            return TimedResult(Verdict.VIOLATED, Counterexample(why, s, ()), 0, 0, len(succs), region)
+        heapq.heappush(heap, (d, 0, seq, node))
+        seq += 1
+    paths = pruned = 0
+    while heap:
+        _, _, _, node = heapq.heappop(heap)
+        for a in model.actions(node.state):
+            t = model.next_state(node.state, a)
+            if t is None:
+                continue
+            d = dist[index[key(t)]]
+            if d is None:
+                continue
+            if paths >= max_paths:
+                return TimedResult(Verdict.INCOMPLETE, None, paths, pruned, len(succs), region, "paths")
+            child = _Node(node, a, t, node.depth + 1)
+            init, acts, states = _path(child)
+            paths += 1
+            if not feasible(init, acts, states):
+                pruned += 1
+                continue
+            why = bad[index[key(t)]]
+            if why is not None:
+                cex = Counterexample(why, init, tuple(Step(x, y) for x, y in zip(acts, states, strict=True)))
+                return TimedResult(Verdict.VIOLATED, cex, paths, pruned, len(succs), region)
+            heapq.heappush(heap, (child.depth + d, child.depth, seq, child))
+            seq += 1
+    return TimedResult(Verdict.HOLDS, None, paths, pruned, len(succs), region)

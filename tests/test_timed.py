@@ -1,0 +1,272 @@
+"""Timed checking (issue 28, checker.timed): a verdict over timed behaviours only.
+
+Pinned on a tiny model whose timed answer is known by hand (a session timeout that cannot fire while a
+consumer heartbeats, and can across a long enough pause), cross-checked against every path of the tiny
+model timed by z3, and on catalogue scenarios through ``groupcheck check --timed``."""
+
+from __future__ import annotations
+
+import json
+import random
+import subprocess
+import sys
+from itertools import product
+from pathlib import Path
+from typing import Any, NamedTuple
+
+import pytest
+from groupcheck.checker.contract import Model, always
+from groupcheck.checker.result import Verdict
+from groupcheck.checker.timed import timed_search
+from groupcheck.model.timing import Constraint, Lin, _solve, feasible
+
+from groupcheck.runner import check_scenario
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+class S(NamedTuple):
+    hb: int  # heartbeats taken
+    pause: int  # 0: never paused, 1: paused, 2: resumed
+    expired: bool
+
+
+class A(NamedTuple):
+    name: str
+
+
+class Toy(Model[S, A]):
+    """A consumer that heartbeats (at most ``beats`` times, or for ever with ``cycle``), may pause once
+    (``pauses``), and a coordinator that may expire its session at any time (untimed: always violated)."""
+
+    def __init__(self, beats: int = 2, pauses: int = 1, cycle: bool = False) -> None:
+        self.beats, self.pauses, self.cycle = beats, pauses, cycle
+
+    def init_states(self) -> list[S]:
+        return [S(0, 0, False)]
+
+    def actions(self, s: S) -> list[A]:
+        return [A("Heartbeat"), A("Pause"), A("Resume"), A("Expire")]
+
+    def next_state(self, s: S, a: A) -> S | None:
+        if s.expired:
+            return None
+        if a.name == "Heartbeat" and s.pause != 1 and (self.cycle or s.hb < self.beats):
+            return s._replace(hb=(s.hb + 1) % 2 if self.cycle else s.hb + 1)
+        if a.name == "Pause" and s.pause == 0 and self.pauses:
+            return s._replace(pause=1)
+        if a.name == "Resume" and s.pause == 1:
+            return s._replace(pause=2)
+        if a.name == "Expire":
+            return s._replace(expired=True)
+        return None
+
+    def properties(self) -> list[Any]:
+        return [always("not-expired", lambda s: not s.expired)]
+
+
+def toy_constraints(acts: list[A]) -> list[Constraint]:
+    """The toy's timing rules: the session expires at least ``s`` after the last heartbeat (or the start);
+    a running consumer heartbeats (or pauses) at most ``h`` after its last heartbeat, the start or its
+    resume (the last step, if none yet, is within ``h``); a pause lasts at most ``p``."""
+    n = len(acts)
+    names = [""] + [a.name for a in acts]
+    out: list[Constraint] = []
+    for j in range(1, n + 1):
+        if names[j] == "Expire":
+            last = max((i for i in range(j) if names[i] == "Heartbeat"), default=0)
+            out.append(Constraint(j, last, ">=", Lin.of("session_timeout_ms"), "expiry", "session"))
+        if names[j] == "Pause":
+            end = next((i for i in range(j + 1, n + 1) if names[i] == "Resume"), n)
+            if end > j:
+                out.append(Constraint(end, j, "<=", Lin.of("gc_pause_max_ms"), "pause", "pause"))
+    for a in [0] + [i for i in range(1, n + 1) if names[i] in ("Heartbeat", "Resume")]:
+        nxt = next((i for i in range(a + 1, n + 1) if names[i] in ("Heartbeat", "Pause")), None)
+        end = n if nxt is None else nxt
+        if end > a:
+            out.append(Constraint(end, a, "<=", Lin.of("heartbeat_interval_ms"), "heartbeat", "heartbeat"))
+    return out
+
+
+def toy_feasible(settings: dict[str, int]) -> Any:
+    def check(init: S, acts: Any, states: Any) -> bool:
+        return feasible(len(acts), toy_constraints(list(acts)), settings)
+
+    return check
+
+
+def settings(h: int, p: int, s: int) -> dict[str, int]:
+    return {"heartbeat_interval_ms": h, "gc_pause_max_ms": p, "session_timeout_ms": s}
+
+
+def brute_force(model: Toy, sets: dict[str, int]) -> bool:
+    """Whether some path of the (acyclic) toy to an expiry can be timed, every path timed by z3."""
+    stack: list[tuple[S, tuple[A, ...]]] = [(model.init_states()[0], ())]
+    while stack:
+        s, acts = stack.pop()
+        for a in model.actions(s):
+            t = model.next_state(s, a)
+            if t is None:
+                continue
+            path = (*acts, a)
+            if t.expired:
+                if _solve(len(path), toy_constraints(list(path)), sets)[0]:
+                    return True
+            else:
+                stack.append((t, path))
+    return False
+
+
+@pytest.mark.parametrize(
+    ("h", "p", "s", "pauses", "expect"),
+    [
+        (3, 10, 45, 0, Verdict.HOLDS),  # heartbeats every 3 s: a 45 s session never lapses
+        (3, 10, 45, 1, Verdict.HOLDS),  # a 10 s pause is 16 s of silence at most (3 + 10 + 3)
+        (3, 40, 45, 1, Verdict.VIOLATED),  # a 40 s pause: 46 s of silence
+        (3, 39, 45, 1, Verdict.VIOLATED),  # exactly 45 s of silence: expires at the edge
+        (3, 38, 45, 1, Verdict.HOLDS),  # 44 s: never
+        (50, 0, 45, 0, Verdict.VIOLATED),  # a heartbeat interval above the session timeout
+    ],
+)
+def test_the_tiny_model_gives_the_answer_worked_out_by_hand(
+    h: int, p: int, s: int, pauses: int, expect: Verdict
+) -> None:
+    # by hand: the longest silence is h without a pause, 2h + p with one; it expires iff that is >= s
+    model = Toy(pauses=pauses)
+    r = timed_search(model, toy_feasible(settings(h, p, s)))
+    assert r.verdict == expect
+    assert r.stopped_by is None
+    if expect == Verdict.VIOLATED:
+        assert r.counterexample is not None and r.counterexample.final_state.expired
+        acts = [st.action for st in r.counterexample.steps]
+        assert _solve(len(acts), toy_constraints(acts), settings(h, p, s))[0]  # z3 agrees: it can happen
+    else:
+        assert r.pruned > 0  # it looked: paths to an expiry were timed and cut off
+
+
+def test_untimed_the_tiny_model_is_always_violated() -> None:
+    r = timed_search(Toy(), lambda init, acts, states: True)  # no timing: every path is feasible
+    assert r.verdict == Verdict.VIOLATED
+    assert [st.action.name for st in r.counterexample.steps] == ["Expire"]  # type: ignore[union-attr]
+
+
+def test_random_tiny_models_agree_with_every_path_timed_by_z3() -> None:
+    rnd = random.Random(28)
+    for _ in range(60):
+        h, p, s = rnd.randint(1, 20), rnd.randint(0, 40), rnd.randint(2, 60)
+        model = Toy(beats=rnd.randint(0, 3), pauses=rnd.randint(0, 1))
+        r = timed_search(model, toy_feasible(settings(h, p, s)))
+        assert r.verdict != Verdict.INCOMPLETE  # acyclic: every path is timed
+        assert (r.verdict == Verdict.VIOLATED) == brute_force(model, settings(h, p, s)), (h, p, s)
+
+
+def test_a_cycle_with_no_feasible_violation_is_incomplete_never_holds() -> None:
+    # heartbeating for ever: infinitely many paths, none can expire; the budget ends it and says so
+    r = timed_search(Toy(pauses=0, cycle=True), toy_feasible(settings(3, 0, 45)), max_paths=500)
+    assert r.verdict == Verdict.INCOMPLETE and r.stopped_by == "paths"
+    assert r.paths == 500
+
+
+def test_a_state_limit_on_the_untimed_graph_is_incomplete() -> None:
+    r = timed_search(Toy(), toy_feasible(settings(3, 10, 45)), max_states=3)
+    assert r.verdict == Verdict.INCOMPLETE and r.stopped_by == "states"
+
+
+def test_fast_feasibility_agrees_with_z3_on_random_constraint_systems() -> None:
+    rnd = random.Random(7)
+    keys = ("session_timeout_ms", "heartbeat_interval_ms", "gc_pause_max_ms")
+    sets = {"session_timeout_ms": 45, "heartbeat_interval_ms": 3, "gc_pause_max_ms": 10}
+
+    def one(n: int) -> Constraint:
+        a, b = sorted(rnd.sample(range(n + 1), 2), reverse=True)
+        bound = Lin.of(const=rnd.randint(-5, 5), **{rnd.choice(keys): rnd.choice((0, 1, 2))})
+        op = rnd.choice((">=", "<="))
+        alt = Lin.of(rnd.choice(keys)) if op == ">=" and rnd.random() < 0.2 else None
+        return Constraint(a, b, op, bound, "c", "r", alt=alt)
+
+    for _ in range(400):
+        n = rnd.randint(1, 6)
+        cons = []
+        for _ in range(rnd.randint(1, 7)):
+            c = one(n)
+            if rnd.random() < 0.3:
+                w = one(n)
+                c = Constraint(c.later, c.earlier, c.op, c.bound, "c", "r", when=w, alt=c.alt)
+            cons.append(c)
+        assert feasible(n, cons, sets) == _solve(n, cons, sets)[0], cons
+
+
+# -- the catalogue through check --timed ---------------------------------------------------------------
+
+
+def test_an_infeasible_counterexample_gives_way_to_a_feasible_one_that_replays(tmp_path: Path) -> None:
+    # gc-pause-zombie-fetch's shortest counterexample needs a 40 s GC pause (10 s allowed); timed, the search
+    # finds one that can happen with Kafka's defaults, and its bundle replays
+    sc = ROOT / "specs/teaching/gc-pause-zombie-fetch.toml"
+    untimed = check_scenario(sc)
+    assert untimed.timing is not None and not untimed.timing.feasible
+    o = check_scenario(sc, tmp_path, timed=True)
+    assert o.result.verdict == Verdict.VIOLATED and o.result.property == "exclusive-fetch"
+    assert o.timing is not None and o.timing.feasible
+    assert o.timed is not None and o.timed.pruned > 0
+    assert len(o.result.counterexample) != len(untimed.result.counterexample)  # type: ignore[arg-type]
+    trace = tmp_path / "gc-pause-zombie-fetch" / "trace.json"
+    assert json.loads(trace.read_text())["timing"]["verdict"] == "feasible"
+    run = subprocess.run(
+        [sys.executable, "-m", "groupcheck", "replay", str(trace)], capture_output=True, text=True
+    )
+    assert run.returncode == 0, run.stdout + run.stderr
+
+
+def test_a_feasible_counterexample_and_a_holding_scenario_keep_their_verdicts() -> None:
+    o = check_scenario(ROOT / "specs/teaching/gc-pause-zombie-fetch-short-session.toml", timed=True)
+    assert o.result.verdict == Verdict.VIOLATED and o.timed is None
+    assert any("can happen with these settings" in n for n in o.notes)
+    o = check_scenario(ROOT / "specs/stable-group-no-faults.toml", timed=True)
+    assert o.result.verdict == Verdict.HOLDS and any("holds untimed" in n for n in o.notes)
+
+
+def test_the_path_budget_makes_it_incomplete_and_says_so() -> None:
+    sc = ROOT / "specs/teaching/no-fencing-no-member-id-zombie-commit.toml"
+    o = check_scenario(sc, timed=True, timed_paths=200)
+    assert o.result.verdict == Verdict.INCOMPLETE and o.result.stopped_by == "timed-paths"
+    assert o.result.counterexample is None and not o.as_expected
+    assert "timed path budget" in (o.stopped or "")
+    assert o.summary()["timed"]["paths"] == 200
+
+
+@pytest.mark.parametrize(
+    ("table", "problem"),
+    [
+        ('check = "yes"', "timing.check: must be true or false"),
+        ("max_paths = 0", "timing.max_paths: must be a whole number"),
+        ("check = true\nsession_timeout_ms = -1", "timing.session_timeout_ms"),
+    ],
+)
+def test_a_bad_timed_table_is_one_line_and_exit_2(tmp_path: Path, table: str, problem: str) -> None:
+    text = (ROOT / "specs/stable-group-no-faults.toml").read_text()
+    f = tmp_path / "bad.toml"
+    f.write_text(text + f"\n[timing]\n{table}\n")
+    run = subprocess.run(
+        [sys.executable, "-m", "groupcheck", "check", str(f)], capture_output=True, text=True
+    )
+    assert run.returncode == 2
+    lines = run.stderr.strip().splitlines()
+    assert len(lines) == 1 and str(f) in lines[0] and problem in lines[0], run.stderr
+
+
+def test_timing_check_true_in_the_file_turns_timed_checking_on(tmp_path: Path) -> None:
+    text = (ROOT / "specs/teaching/gc-pause-zombie-fetch.toml").read_text()
+    f = tmp_path / "timed.toml"
+    f.write_text(text + "\n[timing]\ncheck = true\nmax_paths = 50\n")
+    o = check_scenario(f)
+    assert o.timed is not None and o.timed.paths <= 50
+
+
+def test_grid_of_tiny_settings_matches_the_formula() -> None:
+    # the hand formula over a grid: violated iff h >= s, or (with a pause) 2h + p >= s
+    for h, p, s in product((1, 3, 5), (0, 4, 9), (4, 8, 12)):
+        for pauses in (0, 1):
+            r = timed_search(Toy(pauses=pauses), toy_feasible(settings(h, p, s)))
+            expect = h >= s or (pauses == 1 and 2 * h + p >= s)
+            assert (r.verdict == Verdict.VIOLATED) == expect, (h, p, s, pauses)
