@@ -67,6 +67,7 @@ def junit_xml(
             details.append(f"trace: {trace}")
         if o.timing is not None:
             details.append(f"timing: {o.timing.summary()}")
+        details += [n for n in o.notes if n.startswith("timed: ")]
         if not o.as_expected:
             message = f"{verdict}, expected {o.expected}" + (f"; trace: {trace}" if trace else "")
             if o.stopped is not None:

@@ -844,13 +844,24 @@ def _mentions(expr: Any, var: Any) -> bool:
 # -- a counterexample's timing -----------------------------------------------------------------------------
 
 
-def trace_timing(scenario: Any, cex: Any) -> TimingReport:
-    """The timing of a counterexample of ``scenario`` (a :class:`groupcheck.model.scenario.Scenario` and a
-    :class:`groupcheck.checker.Counterexample`), with the scenario's ``[timing]`` settings. The rules read
-    the raw worlds (member ids keep their values, :func:`groupcheck.model.explain.raw_states`); when no raw
-    path is found, the recorded states."""
-    from groupcheck.model.explain import raw_states
+def rules_for(cfg: Any) -> Callable[[Any], Sequence[Rule]]:
+    """``rules_of(act)`` for a configuration: the timing rules its protocol's table declares for an action."""
     from groupcheck.model.group import protocol_of
+
+    protocol = protocol_of(cfg)
+
+    def rules_of(act: Any) -> Sequence[Rule]:
+        spec = protocol.spec(act.name, act.actor)
+        return () if spec is None else spec.timing
+
+    return rules_of
+
+
+def trace_view(scenario: Any, cex: Any) -> TraceView:
+    """The view the rules read of a counterexample of ``scenario``: its raw worlds (member ids keep their
+    values, :func:`groupcheck.model.explain.raw_states`); when no raw path is found, the recorded states."""
+    from groupcheck.model.explain import raw_states
+    from groupcheck.model.group import GroupModel
 
     cfg = scenario.config
     acts = [st.action for st in cex.steps]
@@ -860,16 +871,15 @@ def trace_timing(scenario: Any, cex: Any) -> TimingReport:
     else:
         acts = [a for a, _ in raw]
         worlds = [cex.init_state, *(w for _, w in raw)]
-    protocol = protocol_of(cfg)
+    return TraceView(cfg, worlds, [None, *acts], GroupModel(cfg))
 
-    def rules_of(act: Any) -> Sequence[Rule]:
-        spec = protocol.spec(act.name, act.actor)
-        return () if spec is None else spec.timing
 
-    from groupcheck.model.group import GroupModel
-
-    view = TraceView(cfg, worlds, [None, *acts], GroupModel(cfg))
-    return analyse(view, rules_of, scenario.timing, loop=cex.loop)
+def trace_timing(scenario: Any, cex: Any) -> TimingReport:
+    """The timing of a counterexample of ``scenario`` (a :class:`groupcheck.model.scenario.Scenario` and a
+    :class:`groupcheck.checker.Counterexample`), with the scenario's ``[timing]`` settings
+    (:func:`trace_view` says what the rules read)."""
+    view = trace_view(scenario, cex)
+    return analyse(view, rules_for(scenario.config), scenario.timing, loop=cex.loop)
 
 
 def path_feasibility(scenario: Any) -> Callable[[Any, Sequence[Any], Sequence[Any]], bool]:
@@ -878,17 +888,13 @@ def path_feasibility(scenario: Any) -> Callable[[Any, Sequence[Any], Sequence[An
     settings, as :func:`trace_timing` would find it (:func:`feasible` decides it). The rules read raw
     worlds; each prefix's raw worlds are remembered, so a path one step longer costs one step."""
     from groupcheck.model.explain import raw_states
-    from groupcheck.model.group import GroupModel, protocol_of
+    from groupcheck.model.group import GroupModel
 
     cfg = scenario.config
-    protocol = protocol_of(cfg)
+    rules_of = rules_for(cfg)
     model = GroupModel(cfg)
     settings = scenario.timing
     raws: dict[tuple[Any, ...], tuple[list[Any], list[Any]] | None] = {}
-
-    def rules_of(act: Any) -> Sequence[Rule]:
-        spec = protocol.spec(act.name, act.actor)
-        return () if spec is None else spec.timing
 
     def raw_path(init: Any, acts: Sequence[Any], states: Sequence[Any]) -> tuple[list[Any], list[Any]] | None:
         key = (init, *acts)

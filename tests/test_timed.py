@@ -270,3 +270,31 @@ def test_grid_of_tiny_settings_matches_the_formula() -> None:
             r = timed_search(Toy(pauses=pauses), toy_feasible(settings(h, p, s)))
             expect = h >= s or (pauses == 1 and 2 * h + p >= s)
             assert (r.verdict == Verdict.VIOLATED) == expect, (h, p, s, pauses)
+
+
+@pytest.mark.parametrize(
+    "scenario",
+    [
+        "specs/teaching/partitioned-consumer-late-revoke.toml",  # the seed design
+        "specs/switches/keep-fetching-while-rejoining.toml",  # JoinGroup + SyncGroup
+        "specs/consumer/client-view-overlap.toml",  # KIP-848
+    ],
+)
+def test_a_feasible_traces_times_satisfy_every_prefix_constraints(scenario: str) -> None:
+    # what makes cutting off an infeasible prefix sound: the constraints of a longer trace imply those of
+    # each prefix, so the times of a feasible trace satisfy every prefix's constraints (the real rules)
+    from groupcheck.model.timing import TraceView, _holds, collect, rules_for, trace_view
+
+    sc_out = check_scenario(ROOT / scenario)
+    assert sc_out.timing is not None and sc_out.timing.feasible
+    sc = sc_out.scenario
+    view = trace_view(sc, sc_out.result.counterexample)
+    times = (0, *sc_out.timing.times)  # type: ignore[misc]
+    rules_of = rules_for(sc.config)
+    checked = 0
+    for k in range(1, view.n + 1):
+        prefix = TraceView(view.cfg, view.worlds[: k + 1], view.acts[: k + 1], view.model)
+        for c in collect(prefix, rules_of):
+            assert _holds(c, times, sc.timing), (k, c.text)
+            checked += 1
+    assert checked > view.n  # the rules said something at most steps
