@@ -39,7 +39,7 @@ def main() -> int:
     args = ap.parse_args()
     files = [Path(f) for f in args.scenarios] or [ROOT / f for f in DEFAULT]
     print(
-        f"{'scenario':<55} {'untimed':<30} {'timed':<30} {'untimed s':>9} {'timed s':>8} {'ratio':>6} "
+        f"{'scenario':<55} {'untimed':<36} {'timed':<30} {'untimed s':>9} {'timed s':>8} {'ratio':>6} "
         f"{'paths':>7} {'pruned':>7} {'region':>8}"
     )
     tot_u = tot_t = 0.0
@@ -54,7 +54,7 @@ def main() -> int:
         tot_t += ct
         ts = t.timed
         print(
-            f"{u.scenario.name:<55} {u.found:<30} {t.found:<30} {cu:>9.2f} {ct:>8.2f} {ct / cu:>6.1f} "
+            f"{u.scenario.name:<55} {u.found:<36} {t.found:<30} {cu:>9.2f} {ct:>8.2f} {ct / cu:>6.1f} "
             f"{ts.paths if ts else '-':>7} {ts.pruned if ts else '-':>7} {ts.region if ts else '-':>8}"
         )
     print(

@@ -46,7 +46,8 @@ class TimedResult:
     """What a timed search found. ``paths``: prefixes whose timing was checked; ``pruned``: those found
     infeasible (each cut off everything after it); ``states``: the untimed graph's states; ``region``:
     those from which a violation is reachable untimed; ``stopped_by``: "paths" (the budget ran out) or
-    "states" (the untimed graph was too big), None when the search was exhaustive or found a violation."""
+    "states" (the untimed graph was too big) or "depth" (only paths longer than ``max_depth`` were left),
+    None when the search was exhaustive or found a violation."""
 
     verdict: Verdict
     counterexample: Counterexample | None
@@ -86,10 +87,13 @@ def timed_search(
     symmetry: bool = True,
     max_states: int | None = None,
     max_paths: int = DEFAULT_MAX_PATHS,
+    max_depth: int | None = None,
 ) -> TimedResult:
     """Search ``model`` for a timing-feasible path to a state violating one of its invariants (those named
     in ``properties``; every ``always`` property by default), or a deadlock with ``check_deadlock``. See
-    the module's docstring for the method and the verdicts."""
+    the module's docstring for the method and the verdicts. ``max_depth`` bounds the paths' length: a
+    search that ran out of paths only because of it ends with ``stopped_by == "depth"`` (exhaustive within
+    that depth: a scenario that declares the bound claims no more)."""
     props = [
         p for p in model.properties() if p.kind == "always" and (properties is None or p.name in properties)
     ]
@@ -116,7 +120,9 @@ def timed_search(
             bad.append(None)
             frontier.append((s, index[k]))
     stopped = None
-    while frontier and stopped is None:
+    depth = 0
+    while frontier and stopped is None and (max_depth is None or depth < max_depth):
+        depth += 1
         nxt: list[Any] = []
         for s, i in frontier:
             out = [t for a in model.actions(s) if (t := model.next_state(s, a)) is not None]
@@ -139,6 +145,8 @@ def timed_search(
             if stopped:
                 break
         frontier = nxt
+    for s, i in frontier if stopped is None else ():  # left at the depth bound: violating or not, unexpanded
+        bad[i] = violated(s, sum(model.next_state(s, a) is not None for a in model.actions(s)))
     if stopped is not None:
         return TimedResult(Verdict.INCOMPLETE, None, 0, 0, len(succs), 0, stopped)
     # backwards: each state's distance to a violation (None: none reachable)
@@ -174,6 +182,7 @@ def timed_search(
         heapq.heappush(heap, (d, 0, seq, node))
         seq += 1
     paths = pruned = 0
+    cut = False  # a path was left unextended by max_depth
     while heap:
         _, _, _, node = heapq.heappop(heap)
         for a in model.actions(node.state):
@@ -182,6 +191,9 @@ def timed_search(
                 continue
             d = dist[index[key(t)]]
             if d is None:
+                continue
+            if max_depth is not None and node.depth + 1 + d > max_depth:
+                cut = True  # no violation within the bound on this way
                 continue
             if paths >= max_paths:
                 return TimedResult(Verdict.INCOMPLETE, None, paths, pruned, len(succs), region, "paths")
@@ -197,4 +209,6 @@ def timed_search(
                 return TimedResult(Verdict.VIOLATED, cex, paths, pruned, len(succs), region)
             heapq.heappush(heap, (child.depth + d, child.depth, seq, child))
             seq += 1
+    if cut:
+        return TimedResult(Verdict.INCOMPLETE, None, paths, pruned, len(succs), region, "depth")
     return TimedResult(Verdict.HOLDS, None, paths, pruned, len(succs), region)

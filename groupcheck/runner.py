@@ -129,6 +129,8 @@ def stop_text(r: Result) -> str:
         return "the time limit"
     if why == "memory":
         return "the memory limit"
+    if why == "timed-depth":
+        return f"the depth bound {r.max_depth} (the timed search left longer paths untimed)"
     if why == "timed-states":
         return f"the state limit {r.max_states} (of the timed search's untimed graph)"
     if why == "timed-paths":
@@ -168,9 +170,12 @@ def timed_verdict(
     liveness: bool,
     symmetry: bool,
     max_paths: int | None = None,
+    depth_declared: bool = False,
 ) -> tuple[Result, TimedResult | None, tuple[str, ...]]:
     """The verdict over timed behaviours only (issue 28, :mod:`groupcheck.checker.timed`), from the
-    untimed search's ``result``: the result to report, the path search's figures if it ran, and notes."""
+    untimed search's ``result``: the result to report, the path search's figures if it ran, and notes.
+    Paths are as long as the scenario's depth bound at most; ``depth_declared``: the scenario's file
+    declares it, so a search that ran out of paths within it holds (within that depth)."""
     if result.verdict == Verdict.HOLDS:
         return result, None, (TIMED_UNTIMED_HOLDS,)
     if result.verdict != Verdict.VIOLATED or result.counterexample is None:
@@ -193,6 +198,7 @@ def timed_verdict(
         symmetry=symmetry,
         max_states=sc.max_states,
         max_paths=max_paths or sc.timed_paths or DEFAULT_MAX_PATHS,
+        max_depth=sc.max_depth,
     )
     stats = replace(
         result.stats,
@@ -206,7 +212,7 @@ def timed_verdict(
     )
     if found.verdict == Verdict.VIOLATED:
         return replace(result, stats=stats, counterexample=found.counterexample), found, (said,)
-    if found.verdict == Verdict.HOLDS:
+    if found.verdict == Verdict.HOLDS or (found.stopped_by == "depth" and depth_declared):
         return replace(result, verdict=Verdict.HOLDS, stats=stats, counterexample=None), found, (said,)
     return (
         replace(
@@ -429,7 +435,13 @@ def check_scenario(
     timed_found, timed_notes = None, ()
     if timed or sc.timed:
         result, timed_found, timed_notes = timed_verdict(
-            sc, model, result, liveness=liveness, symmetry=symmetry, max_paths=timed_paths
+            sc,
+            model,
+            result,
+            liveness=liveness,
+            symmetry=symmetry,
+            max_paths=timed_paths,
+            depth_declared=declared_depth,
         )
     trace_dir = None
     timing = None if result.counterexample is None else trace_timing(sc, result.counterexample)

@@ -298,3 +298,32 @@ def test_a_feasible_traces_times_satisfy_every_prefix_constraints(scenario: str)
             assert _holds(c, times, sc.timing), (k, c.text)
             checked += 1
     assert checked > view.n  # the rules said something at most steps
+
+
+def test_a_depth_bound_makes_a_cyclic_region_finite() -> None:
+    # heartbeating for ever has infinitely many paths; within 8 steps they are all timed and cut off
+    r = timed_search(Toy(pauses=0, cycle=True), toy_feasible(settings(3, 0, 45)), max_depth=8)
+    assert r.verdict == Verdict.INCOMPLETE and r.stopped_by == "depth"
+    assert r.pruned > 0
+    # and a violation within the bound is still found (a 50 s heartbeat interval, a 45 s session)
+    r = timed_search(Toy(pauses=0, cycle=True), toy_feasible(settings(50, 0, 45)), max_depth=8)
+    assert r.verdict == Verdict.VIOLATED
+
+
+def test_a_scenario_that_declares_its_depth_holds_timed_within_it(tmp_path: Path) -> None:
+    # no-fencing-no-member-id-zombie-commit's 13-step counterexample needs a 40 s GC pause; within 13
+    # steps no violation can be timed with Kafka's defaults: holds within that depth, timed
+    text = (ROOT / "specs/teaching/no-fencing-no-member-id-zombie-commit.toml").read_text()
+    assert "[check]\n" in text
+    f = tmp_path / "bounded.toml"
+    f.write_text(text.replace("[check]\n", "[check]\nmax_depth = 13\n"))
+    untimed = check_scenario(f)
+    assert untimed.result.verdict == Verdict.VIOLATED
+    o = check_scenario(f, timed=True)
+    assert o.result.verdict == Verdict.HOLDS and o.result.counterexample is None
+    assert o.timed is not None and o.timed.stopped_by == "depth" and o.timed.pruned > 0
+    # the same bound given on the command line is not the scenario's claim: incomplete
+    plain = tmp_path / "plain.toml"
+    plain.write_text(text)
+    o = check_scenario(plain, timed=True, max_depth=13)
+    assert o.result.verdict == Verdict.INCOMPLETE
