@@ -575,10 +575,10 @@ def _negated(c: Constraint, settings: Mapping[str, int]) -> tuple[int, int, int]
     return (c.earlier, c.later, w + 1)  # not (diff <= w): diff >= w + 1
 
 
-def _no_positive_cycle(n: int, edges: Sequence[tuple[int, int, int]]) -> bool:
-    """Whether the difference constraints ``t[b] >= t[a] + w`` over ``t[0..n]`` have a solution: longest
-    paths from every step (Bellman-Ford) settle within n + 1 rounds exactly when no cycle has positive
-    weight. Differences only, so a solution shifts to ``t[0] = 0``."""
+def _longest(n: int, edges: Sequence[tuple[int, int, int]]) -> list[int] | None:
+    """The least solution of the difference constraints ``t[b] >= t[a] + w`` over ``t[0..n]`` (every time
+    as early as it can be: longest paths from the start, Bellman-Ford), or None when there is none: the
+    paths settle within n + 1 rounds exactly when no cycle has positive weight."""
     times = [0] * (n + 1)
     for _ in range(n + 2):
         changed = False
@@ -587,8 +587,13 @@ def _no_positive_cycle(n: int, edges: Sequence[tuple[int, int, int]]) -> bool:
                 times[b] = times[a] + w
                 changed = True
         if not changed:
-            return True
-    return False
+            return times
+    return None
+
+
+def _no_positive_cycle(n: int, edges: Sequence[tuple[int, int, int]]) -> bool:
+    """Whether the difference constraints have a solution (differences only: it shifts to ``t[0] = 0``)."""
+    return _longest(n, edges) is not None
 
 
 def feasible(n: int, cons: Sequence[Constraint], settings: Mapping[str, int]) -> bool:
@@ -650,17 +655,11 @@ def _earliest(
         if c.alt is not None and not diff >= c.bound.value(settings):
             bound = c.alt
         add(c.later, c.earlier, c.op, bound.value(settings))
-    times = [0] * (n + 1)
-    for _ in range(n + 1):
-        changed = False
-        for a, b, w in edges:
-            if times[a] + w > times[b]:
-                times[b] = times[a] + w
-                changed = True
-        if not changed:
-            break
-    if times[0] != 0 or not all(_holds(c, times, settings) for c in cons):  # pragma: no cover
+    times = _longest(n, edges)
+    bad = times is None or times[0] != 0 or not all(_holds(c, times, settings) for c in cons)
+    if bad:  # pragma: no cover
         raise RuntimeError("timing: the earliest schedule does not satisfy the constraints")
+    assert times is not None
     return tuple(times[1:])
 
 
