@@ -46,6 +46,7 @@ from groupcheck.model.scenario import (
     short,
 )
 from groupcheck.model.shared.config import SWITCH_NAMES
+from groupcheck.model.timing import SETTING_KEYS
 from groupcheck.traces.files import write_atomically
 
 SWITCH_AXIS = "switch_off"
@@ -69,7 +70,15 @@ MAX_GRID_POINTS = 10_000  # a point is one check: 10,000 is hours of Spark tasks
 MAX_POINT_DESCRIPTION = 1_000
 MAX_AXES = 16  # 16 axes of 2 values are 65,536 points already
 MAX_SWEEP_NAME_CHARS = MAX_NAME_CHARS - 5  # each point is named <sweep>-NNNN
-TABLES = {"group": GROUP_KEYS, "faults": FAULT_KEYS, "switches": SWITCH_NAMES, "check": CHECK_KEYS}
+# [timing]: Kafka's settings and the environment's bounds, and timed checking (check, max_paths)
+TIMING_KEYS = (*SETTING_KEYS, "check", "max_paths")
+TABLES = {
+    "group": GROUP_KEYS,
+    "faults": FAULT_KEYS,
+    "switches": SWITCH_NAMES,
+    "check": CHECK_KEYS,
+    "timing": TIMING_KEYS,
+}
 AXIS_ROOTS = tuple(k for k in TOP_KEYS if k not in ("name", "description", "expect"))
 
 

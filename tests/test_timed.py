@@ -327,3 +327,27 @@ def test_a_scenario_that_declares_its_depth_holds_timed_within_it(tmp_path: Path
     plain.write_text(text)
     o = check_scenario(plain, timed=True, max_depth=13)
     assert o.result.verdict == Verdict.INCOMPLETE
+
+
+def test_a_sweep_over_a_timing_setting_gives_each_points_timed_verdict(tmp_path: Path) -> None:
+    # which session timeouts let the zombie commit happen within 13 steps? (timed, a grid over [timing])
+    from groupcheck.model.scenario import scenario_from_data
+
+    from groupcheck.sweep import load_sweep
+
+    f = tmp_path / "sessions.toml"
+    f.write_text(
+        'name = "sessions"\ndescription = "the zombie commit against the session timeout"\n'
+        '[base]\nprotocol = "seed"\n[base.group]\nconsumers = 2\nbrokers = 2\ntopics = { t0 = 2 }\n'
+        "[base.faults]\ngc_pauses = 1\n"
+        "[base.switches]\ncommit_generation_fencing = false\nmember_id_check = false\n"
+        '[base.check]\nproperties = ["no-stale-commit"]\nmax_depth = 13\n'
+        "[base.timing]\ncheck = true\n"
+        '[grid]\n"timing.session_timeout_ms" = [10000, 45000]\n'
+    )
+    sweep = load_sweep(f)
+    verdicts = []
+    for i, point in enumerate(sweep.points()):
+        sc = scenario_from_data(sweep.table(i, point), f"point {i}")
+        verdicts.append(str(check_scenario(sc).result.verdict))
+    assert verdicts == ["violated", "holds"]
