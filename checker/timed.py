@@ -33,6 +33,7 @@ from typing import Any
 
 from groupcheck.checker.contract import Model
 from groupcheck.checker.result import Counterexample, Step, Verdict
+from groupcheck.checker.search import bfs, fingerprint_fn
 
 # feasible(init, actions, states): whether the path from ``init`` through ``actions`` (reaching ``states``)
 # can be given times satisfying its rules
@@ -97,7 +98,7 @@ def timed_search(
     props = [
         p for p in model.properties() if p.kind == "always" and (properties is None or p.name in properties)
     ]
-    key = model.symmetric_fingerprint if symmetry else model.fingerprint
+    key = fingerprint_fn(model, symmetry)
 
     def violated(state: Any, succs: int | None) -> str | None:
         for p in props:
@@ -107,48 +108,47 @@ def timed_search(
             return DEADLOCK
         return None
 
-    # 1. the untimed graph: index -> successor indices; the violating states are not expanded
+    # 1. the untimed graph (index -> successor indices), explored by the engine's own search with no
+    # property checked: every reachable state, its edges recorded as it is expanded; a violating state's
+    # edges are left out (a path ends there)
     index: dict[int, int] = {}
     succs: list[list[int]] = []
     bad: list[str | None] = []
-    frontier: list[Any] = []
-    for s in model.init_states():
-        k = key(s)
-        if k not in index:
-            index[k] = len(succs)
+    unexpanded: dict[int, Any] = {}  # seen as a successor, not expanded yet (at the end: the depth bound)
+
+    def number(state: Any, k: int) -> int:
+        i = index.get(k)
+        if i is None:
+            i = index[k] = len(succs)
             succs.append([])
-            bad.append(None)
-            frontier.append((s, index[k]))
-    stopped = None
-    depth = 0
-    while frontier and stopped is None and (max_depth is None or depth < max_depth):
-        depth += 1
-        nxt: list[Any] = []
-        for s, i in frontier:
-            out = [t for a in model.actions(s) if (t := model.next_state(s, a)) is not None]
-            why = violated(s, len(out))
-            bad[i] = why
-            if why is not None:
-                continue
-            for t in out:
-                k = key(t)
-                j = index.get(k)
-                if j is None:
-                    if max_states is not None and len(succs) >= max_states:
-                        stopped = "states"
-                        break
-                    j = index[k] = len(succs)
-                    succs.append([])
-                    bad.append(None)
-                    nxt.append((t, j))
-                succs[i].append(j)
-            if stopped:
-                break
-        frontier = nxt
-    for s, i in frontier if stopped is None else ():  # left at the depth bound: violating or not, unexpanded
-        bad[i] = violated(s, sum(model.next_state(s, a) is not None for a in model.actions(s)))
-    if stopped is not None:
-        return TimedResult(Verdict.INCOMPLETE, None, 0, 0, len(succs), 0, stopped)
+            bad.append(violated(state, None))
+            unexpanded[i] = state
+        return i
+
+    def record(state: Any, k: int, out: list[tuple[int, Any, int]]) -> None:
+        i = number(state, k)
+        del unexpanded[i]
+        if bad[i] is None and check_deadlock and not out and not model.is_terminal(state):
+            bad[i] = DEADLOCK
+        if bad[i] is None:
+            succs[i] = [number(t, tk) for _, t, tk in out]
+
+    graph = bfs(
+        model,
+        symmetry=symmetry,
+        properties=(),
+        max_depth=max_depth,
+        max_states=max_states,
+        check_deadlock=False,
+        on_expand=record,
+    )
+    if graph.stopped_by not in (None, "depth"):
+        return TimedResult(Verdict.INCOMPLETE, None, 0, 0, len(succs), 0, graph.stopped_by)
+    for i, state in unexpanded.items():  # left at the depth bound: a deadlock there is one too
+        if bad[i] is None and check_deadlock:
+            bad[i] = violated(
+                state, sum(model.next_state(state, a) is not None for a in model.actions(state))
+            )
     # backwards: each state's distance to a violation (None: none reachable)
     preds: list[list[int]] = [[] for _ in succs]
     for i, out in enumerate(succs):
