@@ -57,6 +57,9 @@ class TimedResult:
     states: int
     region: int
     stopped_by: str | None = None
+    # stopped by the path budget: every violation of fewer steps than this was timed and found infeasible
+    # (paths come off the search by steps so far plus the fewest still needed, which never decreases)
+    ruled_out_below: int | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -184,7 +187,7 @@ def timed_search(
     paths = pruned = 0
     cut = False  # a path was left unextended by max_depth
     while heap:
-        _, _, _, node = heapq.heappop(heap)
+        f, _, _, node = heapq.heappop(heap)
         for a in model.actions(node.state):
             t = model.next_state(node.state, a)
             if t is None:
@@ -196,7 +199,9 @@ def timed_search(
                 cut = True  # no violation within the bound on this way
                 continue
             if paths >= max_paths:
-                return TimedResult(Verdict.INCOMPLETE, None, paths, pruned, len(succs), region, "paths")
+                # nodes come off the heap by steps so far plus the fewest still needed (never less than
+                # their parent's): every path with fewer than f steps to a violation was timed already
+                return TimedResult(Verdict.INCOMPLETE, None, paths, pruned, len(succs), region, "paths", f)
             child = _Node(node, a, t, node.depth + 1)
             init, acts, states = _path(child)
             paths += 1

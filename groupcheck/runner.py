@@ -155,6 +155,7 @@ def timed_entry(t: TimedResult) -> dict[str, Any]:
         "states": t.states,
         "region": t.region,
         "stopped_by": t.stopped_by,
+        "ruled_out_below": t.ruled_out_below,
     }
 
 
@@ -210,6 +211,9 @@ def timed_verdict(
         f"prefixes into the violation region ({found.region:,} of {found.states:,} states) were timed, "
         f"{found.pruned:,} found infeasible"
     )
+    if found.ruled_out_below is not None:
+        said += f"; no violation of fewer than {found.ruled_out_below} steps can happen in time"
+
     if found.verdict == Verdict.VIOLATED:
         return replace(result, stats=stats, counterexample=found.counterexample), found, (said,)
     if found.verdict == Verdict.HOLDS or (found.stopped_by == "depth" and depth_declared):

@@ -351,3 +351,41 @@ def test_a_sweep_over_a_timing_setting_gives_each_points_timed_verdict(tmp_path:
         sc = scenario_from_data(sweep.table(i, point), f"point {i}")
         verdicts.append(str(check_scenario(sc).result.verdict))
     assert verdicts == ["violated", "holds"]
+
+
+def shortest_feasible_violation(model: Toy, sets: dict[str, int]) -> int | None:
+    """The fewest steps of a path of the (acyclic) toy to an expiry that z3 can time, or None."""
+    best = None
+    stack: list[tuple[S, tuple[A, ...]]] = [(model.init_states()[0], ())]
+    while stack:
+        s, acts = stack.pop()
+        for a in model.actions(s):
+            t = model.next_state(s, a)
+            if t is None:
+                continue
+            path = (*acts, a)
+            if t.expired:
+                if _solve(len(path), toy_constraints(list(path)), sets)[0]:
+                    best = len(path) if best is None else min(best, len(path))
+            else:
+                stack.append((t, path))
+    return best
+
+
+def test_a_budget_stop_rules_out_exactly_the_shorter_violations_it_says() -> None:
+    # stopped by its budget, the search says no violation of fewer than N steps can be timed: every
+    # shorter path to an expiry, timed by z3, must indeed be infeasible
+    rnd = random.Random(31)
+    claims = 0
+    for _ in range(80):
+        h, p, s = rnd.randint(1, 20), rnd.randint(0, 40), rnd.randint(2, 60)
+        model = Toy(beats=rnd.randint(1, 4), pauses=1)
+        sets = settings(h, p, s)
+        r = timed_search(model, toy_feasible(sets), max_paths=rnd.randint(1, 25))
+        if r.verdict != Verdict.INCOMPLETE:
+            continue
+        assert r.stopped_by == "paths" and r.ruled_out_below is not None
+        shortest = shortest_feasible_violation(model, sets)
+        assert shortest is None or shortest >= r.ruled_out_below, (h, p, s, shortest, r.ruled_out_below)
+        claims += 1
+    assert claims > 10  # the budgets were small enough to stop many of them
