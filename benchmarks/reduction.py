@@ -2,6 +2,7 @@
 
     python benchmarks/reduction.py [--only NAME ...] [--max-states N] [--tlc] [--skip-unreduced]
     python benchmarks/reduction.py --why N [--only NAME ...] [--tlc]
+    python benchmarks/reduction.py --ceiling [--only NAME ...] [--tlc]
 
 Per scenario (safety scenarios; a liveness scenario is not reduced): distinct states of the full and of
 the reduced search, the factor (full / reduced), CPU seconds of each (this process's own CPU time: on a
@@ -19,7 +20,15 @@ ways (``--max-states`` bounds it too).
 state where at least two units have enabled steps, which units were enabled and why none of them could be
 an ample set (a histogram of the blocking reasons, weighted by states: ``C to_broker~B`` a consumer unit
 writes a link's queue to the broker a broker unit reads; ``sole`` counts the states where that reason
-alone kept the unit out), and which actions of different units are enabled together most often.
+alone kept the unit out), what is left with the parts a finer grain could split (links, history, budget,
+leader, log, sizes) and every property read set aside, by which steps, how often a unit's enabled steps
+meet no other unit's enabled step (a necessary condition of any ample set, state-dependent ones included),
+and which actions of different units are enabled together most often.
+
+``--ceiling`` searches nothing: per scenario, the units that would qualify if conflicts on those parts (and
+C2) did not count (``grain``), and with a consumer's (``+c``) or a broker's (``+b``) own record set aside
+too. A finer split of a part removes only some of its conflicts, so ``none`` under ``grain`` means no
+refinement of links, history, budget or property reads can make a unit of that scenario qualify.
 """
 
 from __future__ import annotations
@@ -69,6 +78,24 @@ def _reason(
     writes."""
     whom = "property" if other is None else str(other[0])
     return f"{unit[0]} {part[0]}~{whom}" + ("(r)" if why.startswith("reads") else "")
+
+
+# what-if sets for --ceiling: each is the kinds of part whose conflicts are set aside (C2 too): the grain
+# refinements, then with a consumer's or a broker's own record set aside as well
+CEILINGS: dict[str, frozenset[str]] = {
+    "grain": GRAIN,
+    "grain+c": GRAIN | {"c"},
+    "grain+b": GRAIN | {"b"},
+    "grain+c+b": GRAIN | {"c", "b"},
+}
+
+
+def qualifying_without(red: Reduction, aside: frozenset[str]) -> list[tuple[object, ...]]:
+    """The units that would qualify (C1, and C2 set aside altogether) if no conflict on a part of a kind in
+    ``aside`` counted: an upper bound on what any finer split of those parts could give, since a finer
+    split removes a subset of those conflicts."""
+    blocked = {u for u, other, part, _ in red.blockers if other is not None and part[0] not in aside}
+    return sorted(u for u in red.footprints if u not in blocked)
 
 
 def _specs_by_part(red: Reduction, model: GroupModel) -> dict[tuple[object, ...], dict[str, set[str]]]:
@@ -245,6 +272,11 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--max-states", type=int, default=None, help="bound every search (then 'incomplete')")
     ap.add_argument("--tlc", action="store_true", help="also benchmarks/tlc-comparison.toml")
     ap.add_argument("--skip-unreduced", action="store_true", help="no search where no unit qualifies")
+    ap.add_argument(
+        "--ceiling",
+        action="store_true",
+        help="per scenario, the units that would qualify with parts set aside",
+    )
     ap.add_argument("--why", type=int, metavar="N", help="the blocking histogram over the first N states")
     args = ap.parse_args(argv)
     if args.only:
@@ -253,6 +285,22 @@ def main(argv: list[str] | None = None) -> int:
         paths = sorted((ROOT / "specs").rglob("*.toml"))
     if args.tlc:
         paths.append(ROOT / "benchmarks" / "tlc-comparison.toml")
+    if args.ceiling:
+        print(f"{'scenario':<70} " + " ".join(f"{k:>10}" for k in CEILINGS))
+        for path in paths:
+            sc = load_scenario(path)
+            model = GroupModel(sc.config)
+            if any(p.is_liveness for p in model.properties() if p.name in sc.properties):
+                continue
+            red = Reduction(model, _invariants(model, sc.properties))
+            cells = [
+                ",".join("".join(map(str, u)) for u in qualifying_without(red, a)) or "none"
+                for a in CEILINGS.values()
+            ]
+            print(
+                f"{path.relative_to(ROOT).as_posix():<70} " + " ".join(f"{c:>10}" for c in cells), flush=True
+            )
+        return 0
     if args.why:
         for path in paths:
             sc = load_scenario(path)
