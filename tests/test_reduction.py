@@ -242,6 +242,30 @@ def test_no_unit_of_any_catalogue_scenario_qualifies_today() -> None:
     assert len(ALL) > 100 and qualifying == []
 
 
+def test_a_coordinator_meets_the_consumers_records_only_through_member_timeouts_and_choices() -> None:
+    """Issue 31's refined footprints, as the reduction resolves them: on the TLC comparison's scenario no
+    consumer unit meets another consumer's record (its steps read and write only its own), and a
+    broker unit meets a consumer's record only through the steps that read it (its member timeouts, which
+    ask why a member is silent, and the steps that choose new member ids). Before, every coordinator step
+    and every response declared every consumer."""
+    sc = load_scenario(ROOT / "benchmarks" / "tlc-comparison.toml")
+    model = GroupModel(sc.config)
+    red = Reduction(model, _invariants(model, sc.properties))
+    on_consumers = [(u, v) for u, v, part, _ in red.blockers if part[0] == "c" and v is not None]
+    assert on_consumers and not any(u[0] == v[0] == "C" for u, v in on_consumers)
+    readers = {
+        s.name for s in model.protocol.actions if s.actor == "broker" and {"consumer", "consumers"} & s.reads
+    }
+    assert readers == {
+        "SessionExpired",
+        "RebalanceTimeout",
+        "CompleteJoin",
+        "HandleJoinGroup",
+        "HandleSyncGroup",
+    }
+    assert not red.qualifying  # still: see docs/MODEL.md, *What it reduces today*
+
+
 def test_a_reduced_catalogue_counterexample_replays_from_the_cli(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
