@@ -143,6 +143,7 @@ def why_histogram(model: GroupModel, props: list[str], states: int) -> str:
     pairs: Counter[str] = Counter()
     units_enabled: Counter[int] = Counter()
     ceiling: Counter[str] = Counter()  # enabled units still blocked with GRAIN and C2 set aside
+    visible: Counter[str] = Counter()  # a unit local but visible: its steps, the kinds of part read
     local = [0, 0, 0]  # states where some enabled unit's enabled steps meet no other's: declared, aside, +C2
     foot_cache: dict[
         tuple[object, ...], tuple[frozenset[tuple[object, ...]], frozenset[tuple[object, ...]]]
@@ -208,6 +209,9 @@ def why_histogram(model: GroupModel, props: list[str], states: int) -> str:
                     found[j] = True
                     if j == 0 and not (w & red.visible):
                         found[2] = True
+                    elif j == 0:
+                        seen_by = ",".join(sorted({str(p[0]) for p in w & red.visible}))
+                        visible[f"{'+'.join(sorted(set(by_unit[u])))} writes {seen_by}"] += 1
         for j in range(3):
             local[j] += found[j]
 
@@ -249,6 +253,10 @@ def why_histogram(model: GroupModel, props: list[str], states: int) -> str:
         f"invisible {local[2]:,}; with the parts above set aside {local[1]:,} "
         f"({100 * local[1] / multi:.1f} %)"
     )
+    lines.append(
+        "  the units local as declared but visible (their enabled steps, what they write that is read):"
+    )
+    lines += [f"    {p:<52} {k:>9,}" for p, k in visible.most_common(8)]
     lines.append("  actions of two units enabled together, states:")
     lines += [f"    {p:<44} {k:>9,}" for p, k in pairs.most_common(10)]
     return "\n".join(lines)
