@@ -3,9 +3,10 @@ same verdict and property, the reduced counterexample replays on the full model,
 alike, and the cycle proviso is what keeps a step that is always postponed from being lost.
 
 The built-in protocols' footprints leave no unit independent (a message's sender and receiver share the
-link, a coordinator reads every consumer for session expiry: benchmarks/reduction.py lists what blocks
-each), so the reduction is exercised on a toy protocol written here whose consumers tick counters
-nobody else reads while brokers may become active coordinators (``single-active-coordinator``)."""
+link, a coordinator's session expiry reads the member's consumer: benchmarks/reduction.py --why and
+--ceiling measure what blocks each), so the reduction is exercised on a toy protocol written here whose
+consumers tick counters nobody else reads while brokers may become active coordinators
+(``single-active-coordinator``)."""
 
 from __future__ import annotations
 
