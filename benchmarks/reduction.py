@@ -126,6 +126,61 @@ def _conflicts(
     return any(p[0] not in aside for p in (w & (r2 | w2)) | (r & w2))
 
 
+Group = tuple[str, str, tuple[int, ...]]  # a spec (name, actor kind) and the arguments its footprint names
+
+
+def _group_of(spec: object, args: tuple[int, ...]) -> Group:
+    over = spec.over  # type: ignore[attr-defined]
+    k = 2 if over in ("requests", "responses", "links") else 1
+    return (spec.name, spec.actor, tuple(args[:k]))  # type: ignore[attr-defined]
+
+
+class _Stubborn:
+    """Stubborn sets from the footprints alone, measured (not used by the search): the closure from an
+    enabled step group adds, for an enabled group, every group whose footprint meets its own (its
+    dependents), and for a disabled one the groups that write what it reads or writes (a necessary
+    enabling set: the reads check makes whether a step is enabled a function of those parts)."""
+
+    def __init__(self, model: GroupModel, red: Reduction) -> None:
+        from groupcheck.checker.reduction import _instances, concrete_parts
+
+        cfg = model.cfg
+        n, nb = cfg.total_consumers, cfg.brokers
+        foot: dict[Group, tuple[frozenset[tuple[object, ...]], frozenset[tuple[object, ...]]]] = {}
+        for s in model.protocol.actions:
+            if s.spends is not None and getattr(cfg.budget, s.spends, 0) == 0:
+                continue
+            for args in _instances(s.actor, s.over, n, nb, len(cfg.topics)):
+                r = concrete_parts(s.reads, s.actor, s.over, args, n, nb)
+                w = concrete_parts(s.writes, s.actor, s.over, args, n, nb)
+                foot[_group_of(s, args)] = (r | w, w)
+        self.foot = foot
+        self.dependents = {
+            g: {h for h, (r2, w2) in foot.items() if (w & r2) or (r & w2)} for g, (r, w) in foot.items()
+        }
+        self.enablers = {g: {h for h, (_, w2) in foot.items() if r & w2} for g, (r, _) in foot.items()}
+        self.visible = red.visible
+
+    def reduces(self, enabled: set[Group]) -> tuple[bool, bool]:
+        """Whether the closure from some enabled group leaves an enabled group out, and whether one such
+        closure's enabled groups are also invisible."""
+        some = invisible = False
+        for seed in sorted(enabled):
+            closure, work = {seed}, [seed]
+            while work and not enabled <= closure:
+                g = work.pop()
+                for h in self.dependents[g] if g in enabled else self.enablers[g]:
+                    if h not in closure:
+                        closure.add(h)
+                        work.append(h)
+            if not enabled <= closure:
+                some = True
+                if not any(self.foot[g][1] & self.visible for g in closure & enabled):
+                    invisible = True
+                    break
+        return some, invisible
+
+
 def why_histogram(model: GroupModel, props: list[str], states: int) -> str:
     """The blocking reasons over the first ``states`` states of the full search (see ``--why``)."""
     from groupcheck.checker.reduction import _kind, concrete_parts, unit_of
@@ -144,6 +199,8 @@ def why_histogram(model: GroupModel, props: list[str], states: int) -> str:
     units_enabled: Counter[int] = Counter()
     ceiling: Counter[str] = Counter()  # enabled units still blocked with GRAIN and C2 set aside
     visible: Counter[str] = Counter()  # a unit local but visible: its steps, the kinds of part read
+    stubborn = _Stubborn(model, red)
+    closures = [0, 0]  # states where a footprint stubborn set leaves an enabled step out; and invisibly
     local = [0, 0, 0]  # states where some enabled unit's enabled steps meet no other's: declared, aside, +C2
     foot_cache: dict[
         tuple[object, ...], tuple[frozenset[tuple[object, ...]], frozenset[tuple[object, ...]]]
@@ -177,6 +234,13 @@ def why_histogram(model: GroupModel, props: list[str], states: int) -> str:
         units_enabled[len(by_unit)] += 1
         if len(by_unit) < 2:
             return
+        groups = set()
+        for k, _, _ in succ:
+            act = actions[k]
+            groups.add(_group_of(red.spec_of[(act.name, _kind(act.actor))], act.args))
+        some, quiet = stubborn.reduces(groups)
+        closures[0] += some
+        closures[1] += quiet
         seen[1] += 1
         for u in by_unit:
             rs = reasons.get(u, set())
@@ -252,6 +316,11 @@ def why_histogram(model: GroupModel, props: list[str], states: int) -> str:
         f"condition of any ample set): as declared {local[0]:,} ({100 * local[0] / multi:.1f} %), and "
         f"invisible {local[2]:,}; with the parts above set aside {local[1]:,} "
         f"({100 * local[1] / multi:.1f} %)"
+    )
+    lines.append(
+        "  states where a stubborn set from the footprints alone (the closure from an enabled step) leaves "
+        f"an enabled step out: {closures[0]:,} ({100 * closures[0] / multi:.1f} %), and invisibly "
+        f"{closures[1]:,}"
     )
     lines.append(
         "  the units local as declared but visible (their enabled steps, what they write that is read):"
