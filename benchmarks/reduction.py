@@ -18,12 +18,13 @@ ways (``--max-states`` bounds it too).
 
 ``--why N`` searches nothing twice: over the first N states of each scenario's full search it prints, per
 state where at least two units have enabled steps, which units were enabled and why none of them could be
-an ample set (a histogram of the blocking reasons, weighted by states: ``C to_broker~B`` a consumer unit
-writes a link's queue to the broker a broker unit reads; ``sole`` counts the states where that reason
-alone kept the unit out), what is left with the parts a finer grain could split (links, history, budget,
-leader, log, sizes) and every property read set aside, by which steps, how often a unit's enabled steps
-meet no other unit's enabled step (a necessary condition of any ample set, state-dependent ones included),
-and which actions of different units are enabled together most often.
+an ample set (a histogram of the blocking reasons, weighted by states: ``C l~B`` a consumer unit writes
+a link a broker unit reads or writes; the second figure counts the units that reason alone kept out),
+what is left with the parts a finer grain could split (links, history, budget, leader, log, sizes) and
+every property read set aside, by which steps, how often a unit's enabled steps meet no other unit's
+enabled step (a necessary condition of any ample set, state-dependent ones included) and which of those
+units were visible, how often a stubborn set built from the footprints alone would leave an enabled step
+out, and which actions of different units are enabled together most often.
 
 ``--ceiling`` searches nothing: per scenario, the units that would qualify if conflicts on those parts (and
 C2) did not count (``grain``), and with a consumer's (``+c``) or a broker's (``+b``) own record set aside
