@@ -1,6 +1,8 @@
 """The partial-order reduction's factor (``--reduce``, checker/reduction.py) per catalogue scenario.
 
     python benchmarks/reduction.py [--only NAME ...] [--max-states N] [--tlc] [--skip-unreduced]
+    python benchmarks/reduction.py --why N [--only NAME ...] [--tlc]
+    python benchmarks/reduction.py --ceiling [--only NAME ...] [--tlc]
 
 Per scenario (safety scenarios; a liveness scenario is not reduced): distinct states of the full and of
 the reduced search, the factor (full / reduced), CPU seconds of each (this process's own CPU time: on a
@@ -13,6 +15,21 @@ that a checked invariant reads what it writes. ``--skip-unreduced`` does not sea
 qualifies (the reduced search is then the full one by construction: factor 1.00). ``--tlc`` adds
 benchmarks/tlc-comparison.toml (issue 31's question; TLC: 16-18 CPU s, 221,675 states), searched both
 ways (``--max-states`` bounds it too).
+
+``--why N`` searches nothing twice: over the first N states of each scenario's full search it prints, per
+state where at least two units have enabled steps, which units were enabled and why none of them could be
+an ample set (a histogram of the blocking reasons, weighted by states: ``C l~B`` a consumer unit writes
+a link a broker unit reads or writes; the second figure counts the units that reason alone kept out),
+what is left with the parts a finer grain could split (links, history, budget, leader, log, sizes) and
+every property read set aside, by which steps, how often a unit's enabled steps meet no other unit's
+enabled step (a necessary condition of any ample set, state-dependent ones included) and which of those
+units were visible, how often a stubborn set built from the footprints alone would leave an enabled step
+out, and which actions of different units are enabled together most often.
+
+``--ceiling`` searches nothing: per scenario, the units that would qualify if conflicts on those parts (and
+C2) did not count (``grain``), and with a consumer's (``+c``) or a broker's (``+b``) own record set aside
+too. A finer split of a part removes only some of its conflicts, so ``none`` under ``grain`` means no
+refinement of links, history, budget or property reads can make a unit of that scenario qualify.
 """
 
 from __future__ import annotations
@@ -46,6 +63,275 @@ def _blockers(red: Reduction) -> str:
     )
 
 
+# the parts a finer grain could split or set aside: a link (its two queues), the history (its fields),
+# the budget (its faults), the singletons; and what the properties read (C2). What is left when all of
+# them are set aside is what a finer grain of links, history, budgets and property reads cannot remove
+GRAIN = frozenset({"l", "hist", "budget", "leader", "log", "sizes"})
+
+Footprint = dict[tuple[object, ...], tuple[frozenset[tuple[object, ...]], frozenset[tuple[object, ...]]]]
+
+
+def _reason(
+    unit: tuple[object, ...], other: tuple[object, ...] | None, part: tuple[object, ...], why: str
+) -> str:
+    """One blocker, by kinds: ``C l~B`` (a consumer unit writes a link a broker unit reads or writes),
+    ``C hist~property`` (what a checked property reads), ``(r)`` when the unit reads what the other
+    writes."""
+    whom = "property" if other is None else str(other[0])
+    return f"{unit[0]} {part[0]}~{whom}" + ("(r)" if why.startswith("reads") else "")
+
+
+# what-if sets for --ceiling: each is the kinds of part whose conflicts are set aside (C2 too): the grain
+# refinements, then with a consumer's or a broker's own record set aside as well
+CEILINGS: dict[str, frozenset[str]] = {
+    "grain": GRAIN,
+    "grain+c": GRAIN | {"c"},
+    "grain+b": GRAIN | {"b"},
+    "grain+c+b": GRAIN | {"c", "b"},
+}
+
+
+def qualifying_without(red: Reduction, aside: frozenset[str]) -> list[tuple[object, ...]]:
+    """The units that would qualify (C1, and C2 set aside altogether) if no conflict on a part of a kind in
+    ``aside`` counted: an upper bound on what any finer split of those parts could give, since a finer
+    split removes a subset of those conflicts."""
+    blocked = {u for u, other, part, _ in red.blockers if other is not None and part[0] not in aside}
+    return sorted(u for u in red.footprints if u not in blocked)
+
+
+def _specs_by_part(red: Reduction, model: GroupModel) -> dict[tuple[object, ...], dict[str, set[str]]]:
+    """Per unit, per concrete part: the unit's specs that read (``r``) or write (``w``) it."""
+    from groupcheck.checker.reduction import _instances, concrete_parts, unit_of
+
+    cfg = model.cfg
+    n, nb = cfg.total_consumers, cfg.brokers
+    out: dict[tuple[object, ...], dict[str, set[str]]] = {}
+    for s in model.protocol.actions:
+        if s.spends is not None and getattr(cfg.budget, s.spends, 0) == 0:
+            continue
+        for args in _instances(s.actor, s.over, n, nb, len(cfg.topics)):
+            u = unit_of(s.actor, s.over, args)
+            for how, names in (("r", s.reads), ("w", s.writes)):
+                for part in concrete_parts(names, s.actor, s.over, args, n, nb):
+                    out.setdefault(u, {}).setdefault(f"{how}{part}", set()).add(s.name)
+    return out
+
+
+def _conflicts(
+    r: frozenset[tuple[object, ...]],
+    w: frozenset[tuple[object, ...]],
+    r2: frozenset[tuple[object, ...]],
+    w2: frozenset[tuple[object, ...]],
+    aside: frozenset[str],
+) -> bool:
+    return any(p[0] not in aside for p in (w & (r2 | w2)) | (r & w2))
+
+
+Group = tuple[str, str, tuple[int, ...]]  # a spec (name, actor kind) and the arguments its footprint names
+
+
+def _group_of(spec: object, args: tuple[int, ...]) -> Group:
+    over = spec.over  # type: ignore[attr-defined]
+    k = 2 if over in ("requests", "responses", "links") else 1
+    return (spec.name, spec.actor, tuple(args[:k]))  # type: ignore[attr-defined]
+
+
+class _Stubborn:
+    """Stubborn sets from the footprints alone, measured (not used by the search): the closure from an
+    enabled step group adds, for an enabled group, every group whose footprint meets its own (its
+    dependents), and for a disabled one the groups that write what it reads or writes (a necessary
+    enabling set: the reads check makes whether a step is enabled a function of those parts)."""
+
+    def __init__(self, model: GroupModel, red: Reduction) -> None:
+        from groupcheck.checker.reduction import _instances, concrete_parts
+
+        cfg = model.cfg
+        n, nb = cfg.total_consumers, cfg.brokers
+        foot: dict[Group, tuple[frozenset[tuple[object, ...]], frozenset[tuple[object, ...]]]] = {}
+        for s in model.protocol.actions:
+            if s.spends is not None and getattr(cfg.budget, s.spends, 0) == 0:
+                continue
+            for args in _instances(s.actor, s.over, n, nb, len(cfg.topics)):
+                r = concrete_parts(s.reads, s.actor, s.over, args, n, nb)
+                w = concrete_parts(s.writes, s.actor, s.over, args, n, nb)
+                foot[_group_of(s, args)] = (r | w, w)
+        self.foot = foot
+        self.dependents = {
+            g: {h for h, (r2, w2) in foot.items() if (w & r2) or (r & w2)} for g, (r, w) in foot.items()
+        }
+        self.enablers = {g: {h for h, (_, w2) in foot.items() if r & w2} for g, (r, _) in foot.items()}
+        self.visible = red.visible
+
+    def reduces(self, enabled: set[Group]) -> tuple[bool, bool]:
+        """Whether the closure from some enabled group leaves an enabled group out, and whether one such
+        closure's enabled groups are also invisible."""
+        some = invisible = False
+        for seed in sorted(enabled):
+            closure, work = {seed}, [seed]
+            while work and not enabled <= closure:
+                g = work.pop()
+                for h in self.dependents[g] if g in enabled else self.enablers[g]:
+                    if h not in closure:
+                        closure.add(h)
+                        work.append(h)
+            if not enabled <= closure:
+                some = True
+                if not any(self.foot[g][1] & self.visible for g in closure & enabled):
+                    invisible = True
+                    break
+        return some, invisible
+
+
+def why_histogram(model: GroupModel, props: list[str], states: int) -> str:
+    """The blocking reasons over the first ``states`` states of the full search (see ``--why``)."""
+    from groupcheck.checker.reduction import _kind, concrete_parts, unit_of
+
+    red = Reduction(model, _invariants(model, props))
+    n, nb = model.cfg.total_consumers, model.cfg.brokers
+    reasons: dict[tuple[object, ...], set[str]] = {}
+    left: dict[tuple[object, ...], set[tuple[str, tuple[object, ...], tuple[object, ...]]]] = {}
+    for unit, other, part, why in red.blockers:
+        reasons.setdefault(unit, set()).add(_reason(unit, other, part, why))
+        if other is not None and part[0] not in GRAIN:
+            left.setdefault(unit, set()).add((why, other, part))
+    hist: Counter[str] = Counter()
+    sole: Counter[str] = Counter()
+    pairs: Counter[str] = Counter()
+    units_enabled: Counter[int] = Counter()
+    ceiling: Counter[str] = Counter()  # enabled units still blocked with GRAIN and C2 set aside
+    visible: Counter[str] = Counter()  # a unit local but visible: its steps, the kinds of part read
+    stubborn = _Stubborn(model, red)
+    closures = [0, 0]  # states where a footprint stubborn set leaves an enabled step out; and invisibly
+    local = [0, 0, 0]  # states where some enabled unit's enabled steps meet no other's: declared, aside, +C2
+    foot_cache: dict[
+        tuple[object, ...], tuple[frozenset[tuple[object, ...]], frozenset[tuple[object, ...]]]
+    ] = {}
+    seen = [0, 0]
+
+    def foot(
+        act: object, spec: object
+    ) -> tuple[frozenset[tuple[object, ...]], frozenset[tuple[object, ...]]]:
+        key = (spec.name, spec.actor, act.args[: spec.arity])  # type: ignore[attr-defined]
+        if key not in foot_cache:
+            args = act.args  # type: ignore[attr-defined]
+            r = concrete_parts(spec.reads, spec.actor, spec.over, args, n, nb)  # type: ignore[attr-defined]
+            w = concrete_parts(spec.writes, spec.actor, spec.over, args, n, nb)  # type: ignore[attr-defined]
+            foot_cache[key] = (r | w, w)
+        return foot_cache[key]
+
+    def on_expand(state: object, fp: int, succ: list[tuple[int, object, int]]) -> None:
+        seen[0] += 1
+        actions = list(model.actions(state))
+        by_unit: dict[tuple[object, ...], list[str]] = {}
+        feet: dict[
+            tuple[object, ...], list[tuple[frozenset[tuple[object, ...]], frozenset[tuple[object, ...]]]]
+        ] = {}
+        for k, _, _ in succ:
+            act = actions[k]
+            spec = red.spec_of[(act.name, _kind(act.actor))]
+            u = unit_of(spec.actor, spec.over, act.args)
+            by_unit.setdefault(u, []).append(act.name)
+            feet.setdefault(u, []).append(foot(act, spec))
+        units_enabled[len(by_unit)] += 1
+        if len(by_unit) < 2:
+            return
+        groups = set()
+        for k, _, _ in succ:
+            act = actions[k]
+            groups.add(_group_of(red.spec_of[(act.name, _kind(act.actor))], act.args))
+        some, quiet = stubborn.reduces(groups)
+        closures[0] += some
+        closures[1] += quiet
+        seen[1] += 1
+        for u in by_unit:
+            rs = reasons.get(u, set())
+            hist.update(rs)
+            if len(rs) == 1:
+                sole.update(rs)
+            for why, other, part in left.get(u, ()):
+                ceiling[
+                    f"{u[0]} {'reads' if why.startswith('reads') else 'writes'} {part[0]}~{other[0]}"
+                ] += 1
+        names = sorted(by_unit)
+        for i, u in enumerate(names):
+            for v in names[i + 1 :]:
+                for a in set(by_unit[u]):
+                    for b in set(by_unit[v]):
+                        pairs[" + ".join(sorted((a, b)))] += 1
+        # a necessary condition of any ample set, a state-dependent one included (stubborn sets): the
+        # unit's enabled steps meet no other unit's enabled step (and, for C2, no property's reads)
+        found = [False, False, False]
+        for u in names:
+            r = frozenset().union(*(f[0] for f in feet[u]))
+            w = frozenset().union(*(f[1] for f in feet[u]))
+            others = [
+                (frozenset().union(*(f[0] for f in feet[v])), frozenset().union(*(f[1] for f in feet[v])))
+                for v in names
+                if v != u
+            ]
+            for j, aside in enumerate((frozenset(), GRAIN)):
+                if not any(_conflicts(r, w, r2, w2, aside) for r2, w2 in others):
+                    found[j] = True
+                    if j == 0 and not (w & red.visible):
+                        found[2] = True
+                    elif j == 0:
+                        seen_by = ",".join(sorted({str(p[0]) for p in w & red.visible}))
+                        visible[f"{'+'.join(sorted(set(by_unit[u])))} writes {seen_by}"] += 1
+        for j in range(3):
+            local[j] += found[j]
+
+    bfs(model, properties=props, max_states=states, on_expand=on_expand)
+    multi = max(seen[1], 1)
+    lines = [
+        f"  {seen[0]:,} states expanded, {seen[1]:,} with steps of two units or more; "
+        f"units enabled per state: {dict(sorted(units_enabled.items()))}",
+        f"  qualifying units: {sorted(red.qualifying) or 'none'}",
+        "  C1/C2 as checked (over every step a unit could ever take): blocking reason (unit kind, part~other "
+        "unit kind), enabled units it blocks summed over those states, of them blocked by that reason alone:",
+    ]
+    lines += [f"    {r:<28} {k:>9,} {sole[r]:>9,}" for r, k in hist.most_common(12)]
+    lines.append(
+        "  still blocking with links, history, budget, leader, log, sizes and every property read set aside "
+        "(the most a finer grain of those could give), enabled units summed over states:"
+    )
+    lines += [f"    {r:<28} {k:>9,}" for r, k in ceiling.most_common(12)] or ["    nothing"]
+    by_part = _specs_by_part(red, model)
+    shown: set[str] = set()
+    for unit, whys in sorted(left.items()):
+        for why, other, part in sorted(whys, key=str):
+            mine = by_part[unit].get(("r" if why.startswith("reads") else "w") + str(part), set())
+            theirs = by_part[other].get("w" + str(part), set()) | (
+                set() if why.startswith("reads") else by_part[other].get("r" + str(part), set())
+            )
+            line = (
+                f"    {unit[0]} {'reads' if why.startswith('reads') else 'writes'} {part[0]}: "
+                f"{', '.join(sorted(mine))}  /  {other[0]}: {', '.join(sorted(theirs))}"
+            )
+            if line not in shown:
+                shown.add(line)
+    if shown:
+        lines.append("  by which steps (the unit's / the other unit's):")
+        lines += sorted(shown)
+    lines.append(
+        "  states where some enabled unit's enabled steps meet no other unit's enabled step (a necessary "
+        f"condition of any ample set): as declared {local[0]:,} ({100 * local[0] / multi:.1f} %), and "
+        f"invisible {local[2]:,}; with the parts above set aside {local[1]:,} "
+        f"({100 * local[1] / multi:.1f} %)"
+    )
+    lines.append(
+        "  states where a stubborn set from the footprints alone (the closure from an enabled step) leaves "
+        f"an enabled step out: {closures[0]:,} ({100 * closures[0] / multi:.1f} %), and invisibly "
+        f"{closures[1]:,}"
+    )
+    lines.append(
+        "  the units local as declared but visible (their enabled steps, what they write that is read):"
+    )
+    lines += [f"    {p:<52} {k:>9,}" for p, k in visible.most_common(8)]
+    lines.append("  actions of two units enabled together, states:")
+    lines += [f"    {p:<44} {k:>9,}" for p, k in pairs.most_common(10)]
+    return "\n".join(lines)
+
+
 def _search(
     model: GroupModel, props: list[str], deadlock: bool, reduce: bool, cap: int | None
 ) -> tuple[int, str, float]:
@@ -64,6 +350,12 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--max-states", type=int, default=None, help="bound every search (then 'incomplete')")
     ap.add_argument("--tlc", action="store_true", help="also benchmarks/tlc-comparison.toml")
     ap.add_argument("--skip-unreduced", action="store_true", help="no search where no unit qualifies")
+    ap.add_argument(
+        "--ceiling",
+        action="store_true",
+        help="per scenario, the units that would qualify with parts set aside",
+    )
+    ap.add_argument("--why", type=int, metavar="N", help="the blocking histogram over the first N states")
     args = ap.parse_args(argv)
     if args.only:
         paths = [Path(n).resolve() if n.endswith(".toml") else ROOT / f"specs/{n}.toml" for n in args.only]
@@ -71,6 +363,31 @@ def main(argv: list[str] | None = None) -> int:
         paths = sorted((ROOT / "specs").rglob("*.toml"))
     if args.tlc:
         paths.append(ROOT / "benchmarks" / "tlc-comparison.toml")
+    if args.ceiling:
+        print(f"{'scenario':<70} " + " ".join(f"{k:>10}" for k in CEILINGS))
+        for path in paths:
+            sc = load_scenario(path)
+            model = GroupModel(sc.config)
+            if any(p.is_liveness for p in model.properties() if p.name in sc.properties):
+                continue
+            red = Reduction(model, _invariants(model, sc.properties))
+            cells = [
+                ",".join("".join(map(str, u)) for u in qualifying_without(red, a)) or "none"
+                for a in CEILINGS.values()
+            ]
+            print(
+                f"{path.relative_to(ROOT).as_posix():<70} " + " ".join(f"{c:>10}" for c in cells), flush=True
+            )
+        return 0
+    if args.why:
+        for path in paths:
+            sc = load_scenario(path)
+            model = GroupModel(sc.config)
+            if any(p.is_liveness for p in model.properties() if p.name in sc.properties):
+                continue
+            print(path.relative_to(ROOT).as_posix())
+            print(why_histogram(model, list(sc.properties), args.why), flush=True)
+        return 0
     head = f"{'scenario':<58} {'full':>9} {'reduced':>9} {'factor':>6} {'cpu full':>8} {'cpu red':>8}"
     print(f"{head}  qualifying units / blockers")
     factors = []

@@ -3,9 +3,10 @@ same verdict and property, the reduced counterexample replays on the full model,
 alike, and the cycle proviso is what keeps a step that is always postponed from being lost.
 
 The built-in protocols' footprints leave no unit independent (a message's sender and receiver share the
-link, a coordinator reads every consumer for session expiry: benchmarks/reduction.py lists what blocks
-each), so the reduction is exercised on a toy protocol written here whose consumers tick counters
-nobody else reads while brokers may become active coordinators (``single-active-coordinator``)."""
+link, a coordinator's session expiry reads the member's consumer: benchmarks/reduction.py --why and
+--ceiling measure what blocks each), so the reduction is exercised on a toy protocol written here whose
+consumers tick counters nobody else reads while brokers may become active coordinators
+(``single-active-coordinator``)."""
 
 from __future__ import annotations
 
@@ -242,6 +243,30 @@ def test_no_unit_of_any_catalogue_scenario_qualifies_today() -> None:
     assert len(ALL) > 100 and qualifying == []
 
 
+def test_a_coordinator_meets_the_consumers_records_only_through_member_timeouts_and_choices() -> None:
+    """Issue 31's refined footprints, as the reduction resolves them: on the TLC comparison's scenario no
+    consumer unit meets another consumer's record (its steps read and write only its own), and a
+    broker unit meets a consumer's record only through the steps that read it (its member timeouts, which
+    ask why a member is silent, and the steps that choose new member ids). Before, every coordinator step
+    and every response declared every consumer."""
+    sc = load_scenario(ROOT / "benchmarks" / "tlc-comparison.toml")
+    model = GroupModel(sc.config)
+    red = Reduction(model, _invariants(model, sc.properties))
+    on_consumers = [(u, v) for u, v, part, _ in red.blockers if part[0] == "c" and v is not None]
+    assert on_consumers and not any(u[0] == v[0] == "C" for u, v in on_consumers)
+    readers = {
+        s.name for s in model.protocol.actions if s.actor == "broker" and {"consumer", "consumers"} & s.reads
+    }
+    assert readers == {
+        "SessionExpired",
+        "RebalanceTimeout",
+        "CompleteJoin",
+        "HandleJoinGroup",
+        "HandleSyncGroup",
+    }
+    assert not red.qualifying  # still: see docs/MODEL.md, *What it reduces today*
+
+
 def test_a_reduced_catalogue_counterexample_replays_from_the_cli(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
@@ -348,3 +373,71 @@ def test_random_small_configurations_of_every_protocol_reduce_alike(
         replay(GroupModel(cfg), cex.init_state, [s.action for s in cex.steps], cex.property)
     if not Reduction(model, _invariants(model, props)).qualifying:
         assert reduced.stats.distinct_states == full.stats.distinct_states
+
+
+def _bench() -> Any:
+    """benchmarks/reduction.py, whose --ceiling and --why measure what keeps units out of ample sets."""
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location("bench_reduction", ROOT / "benchmarks" / "reduction.py")
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def _stubborn_figures(bench: Any, model: GroupModel, props: list[str], states: int) -> tuple[int, int, int]:
+    """States expanded, and of them how many a footprint stubborn set reduces (and invisibly)."""
+    from groupcheck.checker.reduction import _kind
+
+    red = Reduction(model, _invariants(model, props))
+    stub = bench._Stubborn(model, red)
+    figures = [0, 0, 0]
+
+    def on_expand(state: Any, fp: int, succ: list[tuple[int, Any, int]]) -> None:
+        actions = list(model.actions(state))
+        groups = {
+            bench._group_of(red.spec_of[(a.name, _kind(a.actor))], a.args)
+            for a in (actions[k] for k, _, _ in succ)
+        }
+        some, quiet = stub.reduces(groups)
+        figures[0] += 1
+        figures[1] += some
+        figures[2] += quiet
+
+    bfs(model, properties=props, max_states=states, on_expand=on_expand)
+    return figures[0], figures[1], figures[2]
+
+
+def test_the_ceiling_sets_aside_only_the_kinds_of_part_it_names() -> None:
+    """--ceiling's what-if: the toy's consumers that look at the brokers qualify only once conflicts on the
+    brokers' records are set aside; and the stubborn-set measure of --why finds the toy's independent,
+    invisible consumers (so its zero on the built-in protocols is not vacuous)."""
+    bench = _bench()
+    watching = _model(2, 2, limit=2, cycle=False, two=True, watch=True)
+    red = Reduction(watching, _invariants(watching, PROPS))
+    assert not {("C", 0), ("C", 1)} & set(bench.qualifying_without(red, bench.GRAIN))
+    assert {("C", 0), ("C", 1)} <= set(bench.qualifying_without(red, bench.GRAIN | {"b"}))
+    ticking = _model(2, 2, limit=2, cycle=False, two=False, watch=False)
+    expanded, reduced, invisibly = _stubborn_figures(bench, ticking, PROPS, 1_000)
+    assert expanded == 18 and reduced == invisibly == 15  # the toy's whole state space
+
+
+def test_no_finer_grain_lets_a_consumer_or_broker_of_the_tlc_comparison_qualify() -> None:
+    """Issue 31's finding (docs/MODEL.md, *What it reduces today*), kept true: with every conflict on links,
+    history, budget, leader, log and sizes and every property read set aside, no consumer or broker unit of
+    benchmarks/tlc-comparison.toml qualifies, nor with the consumers' or the brokers' records set aside as
+    well, only with both; and a stubborn set built from the footprints alone reduces none of its first
+    states. When a model change makes one qualify, the reduction can gain there: measure it and update
+    the docs."""
+    bench = _bench()
+    sc = load_scenario(ROOT / "benchmarks" / "tlc-comparison.toml")
+    model = GroupModel(sc.config)
+    red = Reduction(model, _invariants(model, sc.properties))
+    actors = {u for u in red.footprints if u[0] in ("C", "B")}
+    assert len(actors) == 4
+    for extra in ((), ("c",), ("b",)):
+        assert not actors & set(bench.qualifying_without(red, bench.GRAIN | set(extra))), extra
+    assert actors <= set(bench.qualifying_without(red, bench.GRAIN | {"c", "b"}))
+    expanded, reduced, _ = _stubborn_figures(bench, GroupModel(sc.config), list(sc.properties), 3_000)
+    assert expanded > 1_000 and reduced == 0

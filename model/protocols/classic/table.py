@@ -18,6 +18,7 @@ from groupcheck.model.protocols.seed.table import (
     COORDINATOR_READS,
     COORDINATOR_WRITES,
     FAIRNESS_ORDER,
+    MEMBER_TIMEOUT_READS,
     SEED,
     parts,
     role_guard,
@@ -67,7 +68,7 @@ SYNC_TIMEOUT = ActionSpec(
     timing=(timing.SYNC,),
     fair="member",
     when=_sync_timer,
-    reads=COORDINATOR_READS,
+    reads=MEMBER_TIMEOUT_READS,
     writes=COORDINATOR_WRITES,
 )
 

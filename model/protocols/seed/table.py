@@ -176,7 +176,10 @@ def _consumer_steps() -> list[ActionSpec]:
             writes=parts("consumer hist"),
         ),
     ]
-    gives_up = parts("consumer consumers links brokers hist")
+    # giving up on a coordinator drops what is in flight both ways and what the coordinator holds for it,
+    # which may complete the rebalance it waited for (answering the other members: every link, the
+    # history); a consumer's step reads and writes no other consumer's record (issue 31)
+    gives_up = parts("consumer links brokers hist")
     steps += [
         ActionSpec(
             "CoordinatorTimeout",
@@ -201,7 +204,7 @@ def _consumer_steps() -> list[ActionSpec]:
             writes=parts("consumer"),
         ),
     ]
-    receives = parts("consumer consumers links leader brokers sizes hist")
+    receives = parts("consumer links leader brokers sizes hist")
     steps += [
         ActionSpec(
             r,
@@ -302,11 +305,17 @@ def _consumer_steps() -> list[ActionSpec]:
 
 
 # -- the coordinator's steps --------------------------------------------------------------------------------
-COORDINATOR_READS = parts("broker consumers links leader log sizes budget hist")
+# a coordinator's step reads its own record, its links, the offsets partition's leader, the log, topic
+# sizes, the budgets and the history; no consumer's record (issue 31: this was declared for every step,
+# and it kept every consumer out of the partial-order reduction's ample sets)
+COORDINATOR_READS = parts("broker links leader log sizes budget hist")
 COORDINATOR_WRITES = parts("broker links log hist")
+# a member's timeout asks why the member sends no heartbeat (coordinator.expiry_cause: gone, paused,
+# stalled, cut off, talking to another coordinator, another member id): it reads every consumer
+MEMBER_TIMEOUT_READS = COORDINATOR_READS | parts("consumers")
 # a step that may hand out member ids chooses each new id's rank among every id the world holds, other
-# brokers' too (choice.Plan.new_member_id): the steps with choices read the brokers
-CHOOSING_READS = COORDINATOR_READS | parts("brokers")
+# brokers' and the consumers' too (choice.Plan.new_member_id): the steps with choices read them
+CHOOSING_READS = COORDINATOR_READS | parts("brokers consumers")
 
 
 def _requests(handle: Any) -> list[ActionSpec]:
@@ -415,7 +424,7 @@ def _broker_steps() -> list[ActionSpec]:
             timing=(timing.SEED_SESSION,),
             fair="member",
             when=coordinating_guard,
-            reads=COORDINATOR_READS,
+            reads=MEMBER_TIMEOUT_READS,
             writes=COORDINATOR_WRITES,
         ),
         ActionSpec(
@@ -428,7 +437,7 @@ def _broker_steps() -> list[ActionSpec]:
             timing=(timing.REBALANCE,),
             fair="member",
             when=_rebalance_timer,
-            reads=COORDINATOR_READS,
+            reads=MEMBER_TIMEOUT_READS,
             writes=COORDINATOR_WRITES,
         ),
     ]
