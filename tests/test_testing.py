@@ -25,6 +25,7 @@ def test_scenario_files_finds_every_scenario_and_refuses_a_typo() -> None:
         "history",
         "liveness",
         "consumer",
+        "timed",
     }
     assert folders == expected
     assert SPECS / "teaching" / "partitioned-consumer-late-revoke.toml" in found
