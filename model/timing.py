@@ -913,7 +913,9 @@ def path_feasibility(scenario: Any) -> Callable[[Any, Sequence[Any], Sequence[An
 
     def check(init: Any, acts: Sequence[Any], states: Sequence[Any]) -> bool:
         got = raw_path(init, acts, states)
-        worlds, raw_acts = got if got is not None else ([init, *states], [None, *acts])
+        if got is None:  # no raw path (never seen): the rules could misread renamed ids, so prune nothing
+            return True
+        worlds, raw_acts = got
         view = TraceView(cfg, worlds, raw_acts, model)
         return feasible(view.n, collect(view, rules_of), settings)
 
