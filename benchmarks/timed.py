@@ -32,10 +32,17 @@ DEFAULT = (
 )
 
 
+def _positive(text: str) -> int:
+    value = int(text)
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"must be at least 1, got {value}")
+    return value
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("scenarios", nargs="*", help="scenario files (default: the list in this script)")
-    ap.add_argument("--paths", type=int, default=None, help="the timed path budget (default: 20,000)")
+    ap.add_argument("--paths", type=_positive, default=None, help="the timed path budget (default: 20,000)")
     args = ap.parse_args()
     files = [Path(f) for f in args.scenarios] or [ROOT / f for f in DEFAULT]
     print(

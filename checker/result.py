@@ -15,7 +15,8 @@ class Verdict(StrEnum):
 
 # what can stop a search before it is exhaustive (Result.stopped_by): the depth bound left states
 # unexpanded, the state limit was reached, the time or memory limit ran out, or the user interrupted it;
-# timed checking (checker.timed) ran out of path budget, or found only a lasso that cannot be timed
+# timed checking (checker.timed) ran out of path budget, states or depth, found only a lasso that cannot
+# be timed, was asked with liveness properties, or found a path its rules could not read
 STOP_REASONS = (
     "depth",
     "states",
@@ -24,7 +25,10 @@ STOP_REASONS = (
     "interrupted",
     "timed-paths",
     "timed-states",
+    "timed-depth",
     "timed-lasso",
+    "timed-liveness",
+    "timed-unread",
 )
 
 

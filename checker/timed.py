@@ -33,7 +33,7 @@ from typing import Any
 
 from groupcheck.checker.contract import Model
 from groupcheck.checker.result import Counterexample, Step, Verdict
-from groupcheck.checker.search import bfs, fingerprint_fn
+from groupcheck.checker.search import STOP_POLL_EVERY, StopHook, bfs, fingerprint_fn
 
 # feasible(init, actions, states): whether the path from ``init`` through ``actions`` (reaching ``states``)
 # can be given times satisfying its rules
@@ -46,16 +46,17 @@ DEADLOCK = "deadlock"
 class TimedResult:
     """What a timed search found. ``paths``: prefixes whose timing was checked; ``pruned``: those found
     infeasible (each cut off everything after it); ``states``: the untimed graph's states; ``region``:
-    those from which a violation is reachable untimed; ``stopped_by``: "paths" (the budget ran out) or
-    "states" (the untimed graph was too big) or "depth" (only paths longer than ``max_depth`` were left),
-    None when the search was exhaustive or found a violation."""
+    those from which a violation is reachable untimed; ``stopped_by``: "paths" (the budget ran out),
+    "states" (the untimed graph was too big), "depth" (only paths longer than ``max_depth``, or states
+    past it, were left) or what ``should_stop`` said ("time", "memory", "interrupted"); None when the
+    search was exhaustive or found a violation."""
 
     verdict: Verdict
     counterexample: Counterexample | None
     paths: int
     pruned: int
     states: int
-    region: int
+    region: int | None  # None: not computed (the untimed graph was not built whole)
     stopped_by: str | None = None
     # stopped by the path budget: every violation of fewer steps than this was timed and found infeasible
     # (paths come off the search by steps so far plus the fewest still needed, which never decreases)
@@ -92,6 +93,7 @@ def timed_search(
     max_states: int | None = None,
     max_paths: int = DEFAULT_MAX_PATHS,
     max_depth: int | None = None,
+    should_stop: StopHook | None = None,
 ) -> TimedResult:
     """Search ``model`` for a timing-feasible path to a state violating one of its invariants (those named
     in ``properties``; every ``always`` property by default), or a deadlock with ``check_deadlock``. See
@@ -144,9 +146,11 @@ def timed_search(
         max_states=max_states,
         check_deadlock=False,
         on_expand=record,
+        should_stop=should_stop,
     )
     if graph.stopped_by not in (None, "depth"):
-        return TimedResult(Verdict.INCOMPLETE, None, 0, 0, len(succs), 0, graph.stopped_by)
+        return TimedResult(Verdict.INCOMPLETE, None, 0, 0, len(succs), None, graph.stopped_by)
+    truncated = graph.stopped_by == "depth"  # states at the bound were left unexpanded
     for i, state in unexpanded.items():  # left at the depth bound: a deadlock there is one too
         if bad[i] is None and check_deadlock:
             bad[i] = violated(
@@ -169,7 +173,9 @@ def timed_search(
         level = nl
     region = sum(d is not None for d in dist)
     if not region:
-        return TimedResult(Verdict.HOLDS, None, 0, 0, len(succs), 0)
+        # nothing reaches a violation: everywhere, or (truncated) within the depth bound only
+        verdict, why = (Verdict.INCOMPLETE, "depth") if truncated else (Verdict.HOLDS, None)
+        return TimedResult(verdict, None, 0, 0, len(succs), 0, why)
 
     # 2. best-first over paths into the region, pruning infeasible prefixes
     heap: list[tuple[int, int, int, _Node]] = []
@@ -185,9 +191,15 @@ def timed_search(
         heapq.heappush(heap, (d, 0, seq, node))
         seq += 1
     paths = pruned = 0
-    cut = False  # a path was left unextended by max_depth
+    # a path was left unextended by max_depth, or the graph itself was cut there (a state past the bound
+    # may lead to a violation the distances cannot see): either way, exhaustive only within the bound
+    cut = truncated
+    polled = 0
     while heap:
         f, _, _, node = heapq.heappop(heap)
+        polled += 1
+        if should_stop is not None and polled % STOP_POLL_EVERY == 0 and (why := should_stop()) is not None:
+            return TimedResult(Verdict.INCOMPLETE, None, paths, pruned, len(succs), region, why, f)
         for a in model.actions(node.state):
             t = model.next_state(node.state, a)
             if t is None:

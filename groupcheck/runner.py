@@ -129,6 +129,13 @@ def stop_text(r: Result) -> str:
         return "the time limit"
     if why == "memory":
         return "the memory limit"
+    if why == "timed-liveness":
+        return (
+            "timed checking: the counterexample found untimed cannot happen with these settings, and the "
+            "timed search answers for invariants only, not for the liveness properties this run checks"
+        )
+    if why == "timed-unread":
+        return "timed checking: the path found could not be read by the timing rules (its raw steps)"
     if why == "timed-depth":
         return f"the depth bound {r.max_depth} (the timed search left longer paths untimed)"
     if why == "timed-states":
@@ -172,6 +179,7 @@ def timed_verdict(
     symmetry: bool,
     max_paths: int | None = None,
     depth_declared: bool = False,
+    should_stop: StopHook | None = None,
 ) -> tuple[Result, TimedResult | None, tuple[str, ...]]:
     """The verdict over timed behaviours only (issue 28, :mod:`groupcheck.checker.timed`), from the
     untimed search's ``result``: the result to report, the path search's figures if it ran, and notes.
@@ -184,11 +192,10 @@ def timed_verdict(
     if trace_timing(sc, result.counterexample).feasible:
         return result, None, (TIMED_FEASIBLE,)
     if liveness or result.counterexample.loop is not None:
-        return (
-            replace(result, verdict=Verdict.INCOMPLETE, counterexample=None, stopped_by="timed-lasso"),
-            None,
-            (),
-        )
+        # a lasso is timed, never searched for; and with liveness properties checked, the timed search
+        # (invariants only) could not answer for them
+        why = "timed-lasso" if result.counterexample.loop is not None else "timed-liveness"
+        return replace(result, verdict=Verdict.INCOMPLETE, counterexample=None, stopped_by=why), None, ()
     invariants = [p.name for p in model.properties() if p.kind == "always" and p.name in sc.properties]
     start = time.perf_counter()
     found = timed_search(
@@ -200,21 +207,27 @@ def timed_verdict(
         max_states=sc.max_states,
         max_paths=max_paths or sc.timed_paths or DEFAULT_MAX_PATHS,
         max_depth=sc.max_depth,
+        should_stop=should_stop,
     )
     stats = replace(
         result.stats,
         distinct_states=max(result.stats.distinct_states, found.states),
         seconds=result.stats.seconds + time.perf_counter() - start,
     )
-    said = (
-        f"timed: the counterexample found untimed cannot happen with these settings; {found.paths:,} path "
-        f"prefixes into the violation region ({found.region:,} of {found.states:,} states) were timed, "
-        f"{found.pruned:,} found infeasible"
+    said = "timed: the counterexample found untimed cannot happen with these settings; " + (
+        f"the untimed graph was not built whole ({found.states:,} states), so no path was timed"
+        if found.region is None
+        else f"{found.paths:,} path prefixes into the violation region ({found.region:,} of "
+        f"{found.states:,} states) were timed, {found.pruned:,} found infeasible"
     )
     if found.ruled_out_below is not None:
         said += f"; no violation of fewer than {found.ruled_out_below} steps can happen in time"
 
     if found.verdict == Verdict.VIOLATED:
+        assert found.counterexample is not None
+        if not trace_timing(sc, found.counterexample).feasible:  # never seen: a path no rule could read
+            lost = replace(result, verdict=Verdict.INCOMPLETE, counterexample=None, stopped_by="timed-unread")
+            return lost, found, (said,)
         return replace(result, stats=stats, counterexample=found.counterexample), found, (said,)
     if found.verdict == Verdict.HOLDS or (found.stopped_by == "depth" and depth_declared):
         return replace(result, verdict=Verdict.HOLDS, stats=stats, counterexample=None), found, (said,)
@@ -224,7 +237,9 @@ def timed_verdict(
             verdict=Verdict.INCOMPLETE,
             stats=stats,
             counterexample=None,
-            stopped_by=f"timed-{found.stopped_by}",
+            stopped_by=f"timed-{found.stopped_by}"
+            if found.stopped_by in ("paths", "states", "depth")
+            else found.stopped_by,
         ),
         found,
         (said,),
@@ -269,8 +284,12 @@ def run_key(sc: Scenario) -> str:
 def settings_digest(sc: Scenario) -> str:
     """SHA-256 of every setting an answer depends on (:func:`run_key`: protocol, assignor, properties,
     deadlock checking, sizes, faults, switches, bounds; not ``[expect]`` nor the description): ``pin``
-    writes an answer only into a file whose settings are those the answer was found for."""
-    return hashlib.sha256(run_key(sc).encode("utf-8")).hexdigest()
+    writes an answer only into a file whose settings are those the answer was found for. A timed check
+    (``[timing] check = true`` or ``--timed``) adds the ``[timing]`` settings and the path budget."""
+    key = run_key(sc)
+    if sc.timed:  # a timed answer depends on the [timing] settings and the path budget too
+        key += json.dumps({"timed": True, "timing": sc.timing, "max_paths": sc.timed_paths}, sort_keys=True)
+    return hashlib.sha256(key.encode("utf-8")).hexdigest()
 
 
 def vacuity(sc: Scenario, result: Result) -> tuple[str, ...]:
@@ -380,6 +399,10 @@ def check_scenario(
     timed behaviours only (:func:`timed_verdict`), with at most ``timed_paths`` path prefixes timed."""
     declared = scenario if isinstance(scenario, Scenario) else load_scenario(scenario)
     sc = as_checked(declared, max_depth, max_states)
+    if timed and not sc.timed:  # --timed: as if the file said [timing] check = true (its digest says so)
+        sc = replace(sc, timed=True)
+    if timed_paths is not None and sc.timed:
+        sc = replace(sc, timed_paths=timed_paths)
     model = GroupModel(sc.config)
     bounds = {
         "properties": sc.properties,
@@ -437,15 +460,16 @@ def check_scenario(
         # the scenario's own claim is bounded by this depth: exhaustive within it
         result = replace(result, verdict=Verdict.HOLDS, stopped_by=None)
     timed_found, timed_notes = None, ()
-    if timed or sc.timed:
+    if sc.timed:
         result, timed_found, timed_notes = timed_verdict(
             sc,
             model,
             result,
             liveness=liveness,
             symmetry=symmetry,
-            max_paths=timed_paths,
+            max_paths=sc.timed_paths,
             depth_declared=declared_depth,
+            should_stop=should_stop,
         )
     trace_dir = None
     timing = None if result.counterexample is None else trace_timing(sc, result.counterexample)

@@ -893,23 +893,37 @@ def path_feasibility(scenario: Any) -> Callable[[Any, Sequence[Any], Sequence[An
     rules_of = rules_for(cfg)
     model = GroupModel(cfg)
     settings = scenario.timing
-    raws: dict[tuple[Any, ...], tuple[list[Any], list[Any]] | None] = {}
+    # a prefix (init, *actions) -> (the prefix one step shorter, its last raw world, its raw action), or
+    # None when no raw successor matches: each prefix costs one step and one entry, however long
+    raws: dict[tuple[Any, ...], tuple[tuple[Any, ...] | None, Any, Any] | None] = {}
+
+    def raw_link(init: Any, acts: Sequence[Any], states: Sequence[Any]) -> tuple[Any, ...] | None:
+        key = (init, *acts)
+        if key not in raws:
+            if not acts:
+                raws[key] = (None, init, None)
+            else:
+                before = raw_link(init, acts[:-1], states[:-1])
+                entry = None if before is None else raws[before]
+                step = None if entry is None else raw_states(cfg, entry[1], acts[-1:], states[-1:])
+                raws[key] = None if step is None else (before, step[0][1], step[0][0])
+        return key if raws[key] is not None else None
 
     def raw_path(init: Any, acts: Sequence[Any], states: Sequence[Any]) -> tuple[list[Any], list[Any]] | None:
-        key = (init, *acts)
-        if key in raws:
-            return raws[key]
-        if acts:
-            before = raw_path(init, acts[:-1], states[:-1])
-            if before is None:
-                got = None
-            else:
-                step = raw_states(cfg, before[0][-1], acts[-1:], states[-1:])
-                got = None if step is None else ([*before[0], step[0][1]], [*before[1], step[0][0]])
-        else:
-            got = ([init], [None])
-        raws[key] = got
-        return got
+        key = raw_link(init, acts, states)
+        if key is None:
+            return None
+        worlds: list[Any] = []
+        raw_acts: list[Any] = []
+        link_: tuple[Any, ...] | None = key
+        while link_ is not None:
+            entry = raws[link_]
+            assert entry is not None
+            before, world, act = entry
+            worlds.append(world)
+            raw_acts.append(act)
+            link_ = before
+        return worlds[::-1], raw_acts[::-1]
 
     def check(init: Any, acts: Sequence[Any], states: Sequence[Any]) -> bool:
         got = raw_path(init, acts, states)

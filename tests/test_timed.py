@@ -389,3 +389,82 @@ def test_a_budget_stop_rules_out_exactly_the_shorter_violations_it_says() -> Non
         assert shortest is None or shortest >= r.ruled_out_below, (h, p, s, shortest, r.ruled_out_below)
         claims += 1
     assert claims > 10  # the budgets were small enough to stop many of them
+
+
+class _P(NamedTuple):
+    pos: int
+    bad: bool
+
+
+class _TwoWays(Model[_P, A]):
+    """A violation one step away that cannot be timed ("Fast") and a feasible one four steps away."""
+
+    def init_states(self) -> list[_P]:
+        return [_P(0, False)]
+
+    def actions(self, s: _P) -> list[A]:
+        return [A("Fast"), A("Step")]
+
+    def next_state(self, s: _P, a: A) -> _P | None:
+        if s.bad:
+            return None
+        if a.name == "Fast" and s.pos == 0:
+            return _P(0, True)
+        if a.name == "Step" and s.pos < 4:
+            return _P(s.pos + 1, s.pos + 1 == 4)
+        return None
+
+    def properties(self) -> list[Any]:
+        return [always("ok", lambda s: not s.bad)]
+
+
+def _no_fast(init: Any, acts: Any, states: Any) -> bool:
+    return not any(a.name == "Fast" for a in acts)
+
+
+@pytest.mark.parametrize("depth", [1, 2, 3])
+def test_a_violation_past_the_depth_bound_is_never_called_holds(depth: int) -> None:
+    # within the bound every path is cut off, but the graph itself was cut there: exhaustive only within
+    # the bound ("depth"), never an unqualified holds (a review found this said holds)
+    r = timed_search(_TwoWays(), _no_fast, max_depth=depth)
+    assert r.verdict == Verdict.INCOMPLETE and r.stopped_by == "depth"
+    assert timed_search(_TwoWays(), _no_fast, max_depth=4).verdict == Verdict.VIOLATED
+    assert timed_search(_TwoWays(), _no_fast).verdict == Verdict.VIOLATED
+
+
+def test_should_stop_ends_the_timed_search_and_says_why() -> None:
+    r = timed_search(Toy(pauses=0, cycle=True), toy_feasible(settings(3, 0, 45)), should_stop=lambda: "time")
+    assert r.verdict == Verdict.INCOMPLETE and r.stopped_by == "time"
+
+
+def test_the_settings_digest_tells_timed_answers_apart() -> None:
+    # pin writes an answer only into a file with the settings it was found for: the timing settings and
+    # the --timed flag change a timed answer, so they change the digest (they change no untimed one)
+    import copy
+
+    from groupcheck.model.scenario import load_scenario, scenario_from_data
+
+    from groupcheck.runner import settings_digest
+
+    sc = load_scenario(ROOT / "specs/timed/zombie-commit-within-13-steps.toml")
+    short = copy.deepcopy(sc.data)
+    short["timing"]["session_timeout_ms"] = 10000
+    untimed = copy.deepcopy(sc.data)
+    untimed.pop("timing")
+    digests = {
+        settings_digest(x) for x in (sc, scenario_from_data(short, "a"), scenario_from_data(untimed, "b"))
+    }
+    assert len(digests) == 3
+    plain = load_scenario(ROOT / "specs/stable-group-no-faults.toml")
+    assert check_scenario(plain, timed=True).summary()["settings"] != settings_digest(plain)
+    assert check_scenario(plain).summary()["settings"] == settings_digest(plain)
+
+
+def test_symmetry_on_and_off_find_the_same_timed_path() -> None:
+    sc = ROOT / "specs/teaching/gc-pause-zombie-fetch.toml"
+    on = check_scenario(sc, timed=True)
+    off = check_scenario(sc, timed=True, symmetry=False)
+    assert on.timed is not None and off.timed is not None
+    assert (on.timed.paths, on.timed.pruned) == (off.timed.paths, off.timed.pruned)
+    steps = [s.action for s in on.result.counterexample.steps]  # type: ignore[union-attr]
+    assert steps == [s.action for s in off.result.counterexample.steps]  # type: ignore[union-attr]
