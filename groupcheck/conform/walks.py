@@ -27,6 +27,7 @@ from groupcheck.model import Act, GroupModel
 from groupcheck.model.protocols.kip848.coordinator import instance_holder, serving
 from groupcheck.model.protocols.kip848.state import (
     FENCED_INSTANCE_ID,
+    FENCED_MEMBER_EPOCH,
     LEAVE_STATIC_EPOCH,
     OK,
     UNRELEASED_INSTANCE_ID,
@@ -356,11 +357,22 @@ STEER_TARGETS |= {
     STATIC_REJOIN_REFUSED: lambda m, w: _own_rejoin_refused(m.cfg, w),
     "ConsumerGroupHeartbeat FENCED_INSTANCE_ID": _sent("HeartbeatResponse", FENCED_INSTANCE_ID),
 }
+# KIP-848's fencing by member epoch (issue 27): a heartbeat with an epoch above 0 answered
+# FENCED_MEMBER_EPOCH, which needs two heartbeats their client abandoned (abandoned_requests) and two
+# group epoch bumps the coordinator applied to the member meanwhile (specs/consumer/stale-epoch-fenced)
+FENCED_BY_EPOCH = "ConsumerGroupHeartbeat FENCED_MEMBER_EPOCH"
+STEER_TARGETS[FENCED_BY_EPOCH] = lambda m, w: any(
+    x.kind == "HeartbeatResponse" and x.error == FENCED_MEMBER_EPOCH and x.epoch > 0
+    for ln in w.links
+    for x in ln.to_consumer
+)
 STEER_MAX_STATES = 20_000
+# a target whose shortest path lies deeper than STEER_MAX_STATES states: the search for it may go this far
+STEER_TARGET_MAX_STATES: dict[str, int] = {FENCED_BY_EPOCH: 150_000}
 # the targets steered to in the consumer protocol (KIP-848): its rebalance timeout, which needs a member
-# whose poll loop stalls while it must revoke (1 of 3,000 random walks); the others are the classic
-# protocols' responses
-CONSUMER_STEERED = ("RebalanceTimeout",)
+# whose poll loop stalls while it must revoke (1 of 3,000 random walks), and the fence by epoch; the
+# others are the classic protocols' responses
+CONSUMER_STEERED = ("RebalanceTimeout", FENCED_BY_EPOCH)
 STATIC_STEERED = (
     "RebalanceTimeout",  # (conformance/scenarios/consumer-static-all-faults.toml's poll stall)
     STATIC_LEAVE,
@@ -436,7 +448,8 @@ def steering_search(
             model.wanted = tuple(never(t) for t in todo)
             if progress:
                 progress(f"searching {sc.name} for a path to {', '.join(todo)}")
-            cex = bfs(model, max_states=max_states, check_deadlock=False).counterexample
+            limit = max([max_states, *(STEER_TARGET_MAX_STATES.get(t, 0) for t in todo)])
+            cex = bfs(model, max_states=limit, check_deadlock=False).counterexample
             if cex is None or cex.property not in todo:
                 break
             path = [step.action for step in cex.steps]
