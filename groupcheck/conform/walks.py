@@ -437,25 +437,35 @@ def steering_search(
     def search(sc: Scenario, targets: Sequence[str]) -> dict[str, Sequence[Act]]:
         found: dict[str, Sequence[Act]] = {}
         todo = list(targets)
+        cfg = kafka_config(sc.config) if sc.config.protocol in KIP848_PROTOCOLS else sc.config
+        shallow = True  # no search of max_states has failed yet
         while todo:
-            cfg = kafka_config(sc.config) if sc.config.protocol in KIP848_PROTOCOLS else sc.config
-            model = _Steered(cfg)
+            # every target within max_states; then only those allowed deeper (STEER_TARGET_MAX_STATES),
+            # so that the other targets' paths stay those of a search of max_states
+            deeper = [t for t in todo if STEER_TARGET_MAX_STATES.get(t, 0) > max_states]
+            rounds = [(todo, max_states)] if shallow else []
+            if deeper:
+                rounds.append((deeper, max(STEER_TARGET_MAX_STATES[t] for t in deeper)))
+            for wanted, limit in rounds:
+                model = _Steered(cfg)
 
-            def never(target: str, model: GroupModel = model) -> Any:
-                reached = STEER_TARGETS[target]
-                return always(target, lambda w: not reached(model, w))
+                def never(target: str, model: GroupModel = model) -> Any:
+                    reached = STEER_TARGETS[target]
+                    return always(target, lambda w: not reached(model, w))
 
-            model.wanted = tuple(never(t) for t in todo)
-            if progress:
-                progress(f"searching {sc.name} for a path to {', '.join(todo)}")
-            limit = max([max_states, *(STEER_TARGET_MAX_STATES.get(t, 0) for t in todo)])
-            cex = bfs(model, max_states=limit, check_deadlock=False).counterexample
-            if cex is None or cex.property not in todo:
+                model.wanted = tuple(never(t) for t in wanted)
+                if progress:
+                    progress(f"searching {sc.name} for a path to {', '.join(wanted)}")
+                cex = bfs(model, max_states=limit, check_deadlock=False).counterexample
+                if cex is not None and cex.property in wanted:
+                    path = [step.action for step in cex.steps]
+                    last = _step_of(model, cex.final_state, cex.property)
+                    found[cex.property] = [*path, last] if last is not None else path
+                    todo.remove(cex.property)
+                    break
+                shallow = shallow and limit != max_states
+            else:
                 break
-            path = [step.action for step in cex.steps]
-            last = _step_of(model, cex.final_state, cex.property)
-            found[cex.property] = [*path, last] if last is not None else path
-            todo.remove(cex.property)
         return found
 
     return search
