@@ -126,6 +126,36 @@ def fast_repr(cls: type[T]) -> type[T]:
     return cls
 
 
+def fast_repr_quiet(*trailing: str) -> Callable[[type[T]], type[T]]:
+    """:func:`fast_repr` for a record whose last fields ``trailing`` were added after fingerprints were
+    first taken: each is shown only when it is not its default, so a state that leaves them at their
+    defaults prints (and fingerprints, and orders its search) as it did before they existed."""
+
+    def decorate(cls: type[T]) -> type[T]:
+        if not is_record(cls):
+            raise TypeError(f"{cls.__qualname__}: fast_repr_quiet is for records (NamedTuple)")
+        names = list(cls._fields)  # type: ignore[attr-defined]
+        n = len(names) - len(trailing)
+        if n < 0 or tuple(names[n:]) != trailing:
+            raise TypeError(f"{cls.__qualname__}: {trailing} are not its last fields")
+        _RECORD_INDEX[cls] = {name: i for i, name in enumerate(names)}
+        head = f"{cls.__qualname__}({', '.join(f'{name}=%r' for name in names[:n])}"
+        defaults = cls._field_defaults  # type: ignore[attr-defined]
+        tail = tuple((i, f", {names[i]}=%r", defaults[names[i]]) for i in range(n, len(names)))
+
+        def __repr__(self: Any) -> str:
+            text = head % self[:n]
+            for i, fmt, default in tail:
+                if self[i] != default:
+                    text += fmt % (self[i],)
+            return text + ")"
+
+        cls.__repr__ = __repr__  # type: ignore[assignment,method-assign]
+        return cls
+
+    return decorate
+
+
 # record class -> its fields' positions (fast_repr fills it)
 _RECORD_INDEX: dict[type, dict[str, int]] = {}
 

@@ -61,15 +61,23 @@ def test_a_few_hundred_consumer_walks_agree_with_kafka(harness: conform.Harness)
     p = report.protocols["consumer"]
     text = "\n".join(conform.summary_lines(report))
     assert report.unexplained == 0, text
-    # the search's counterexamples: client-view-overlap's and commit-view-overlap's (commits are driven)
-    assert p.walks == 300 and p.counterexamples == 2 and p.steps > 300 * 40
-    # the rebalance timeout (1 in 3,000 random walks) by two walks steered to it
-    assert p.steered["RebalanceTimeout"] == p.steered_reached["RebalanceTimeout"] == 2, text
+    # the search's counterexamples: client-view-overlap's and commit-view-overlap's (commits are driven),
+    # stale-epoch-fenced's (the fence by epoch)
+    assert p.walks == 300 and p.counterexamples == 3 and p.steps > 300 * 40
+    # the rebalance timeout (1 in 3,000 random walks) and the fence by epoch (two abandoned heartbeats
+    # and two epoch bumps) by two walks steered to each
+    for target in ("RebalanceTimeout", walks.FENCED_BY_EPOCH):
+        assert p.steered[target] == p.steered_reached[target] == 2, (target, text)
     assert p.responses > 3000 and p.states == p.steps - sum(p.known.values()), text
     errors = {k.split()[-1] for k in p.coverage if k.startswith("response ConsumerGroupHeartbeat")}
-    # FENCED_MEMBER_EPOCH: the model's consumers never send a stale epoch it does not tolerate (no path to it
-    # in specs/consumer/'s scenarios, searched exhaustively): docs/MODEL.md, "Conformance"
-    assert errors >= {"NONE", "UNKNOWN_MEMBER_ID", "NOT_COORDINATOR", "COORDINATOR_LOAD_IN_PROGRESS"}, errors
+    assert errors >= {
+        "NONE",
+        "UNKNOWN_MEMBER_ID",
+        "NOT_COORDINATOR",
+        "COORDINATOR_LOAD_IN_PROGRESS",
+        "FENCED_MEMBER_EPOCH",
+    }, errors
+    assert p.coverage["response to an abandoned heartbeat (not delivered)"], text
     # offset commits (conformance/scenarios' consumer-*.toml and commit-view-overlap commit what they own)
     commits = {k.split()[-1] for k in p.coverage if k.startswith("response OffsetCommit")}
     # (STALE_MEMBER_EPOCH: about 1 in 2,000 walks; test_a_commit_refused_for_one_partition_is_refused_for_all)
@@ -110,6 +118,7 @@ def test_ten_thousand_consumer_walks_agree_with_kafka(harness: conform.Harness) 
     print(text)
     assert p.walks == 10_000 and report.unexplained == 0, text
     assert p.steered_reached["RebalanceTimeout"] == 20, text
+    assert p.steered_reached[walks.FENCED_BY_EPOCH] == 20, text
 
 
 # -- what the comparison sees --------------------------------------------------------------------------------
@@ -158,6 +167,40 @@ def test_client_view_overlap_kafkas_coordinator_agrees_at_every_step(harness: co
         x for rec in r.records for x in rec.kafka_responses if x["assignment"] == [["t0", 0], ["t0", 1]]
     ]
     assert granted, "m2 was given both partitions at epoch 3 first"
+
+
+def test_fencing_by_epoch_kafkas_coordinator_agrees_at_every_step(harness: conform.Harness) -> None:
+    """Issue 27's last target: specs/consumer/stale-epoch-fenced.toml's counterexample against Kafka 4.3.1.
+    Both heartbeats the client abandoned are taken by Kafka's coordinator too, and their (undelivered)
+    answers agree; the client's retry, two epochs behind its member, is answered FENCED_MEMBER_EPOCH by
+    both, with the same epochs, members and partition epochs at every step."""
+    sc = scenario("specs/consumer/stale-epoch-fenced.toml")
+    path = conform.counterexample_search("violated")(sc)
+    assert path is not None and sum(1 for a in path if a.name == "AbandonRequest") == 2
+    r = conform.replay_walk(sc, harness, actions=path, source="counterexample")
+    assert r.divergence is None and r.steps == len(path)
+    assert r.states_compared == r.steps
+    assert r.coverage["response to an abandoned heartbeat (not delivered)"] == 2
+    last = r.records[-1]
+    assert [x["error"] for x in last.kafka_responses] == ["FENCED_MEMBER_EPOCH"]
+    assert [x["error"] for x in last.model_responses] == ["FENCED_MEMBER_EPOCH"]
+    beat = last.events[0]
+    member = last.kafka_state["members"][beat["member"]]
+    assert beat["epoch"] < member["prev"] < member["epoch"]  # two epochs behind on Kafka's side too
+
+
+def test_a_walk_steered_to_the_fence_by_epoch_agrees_with_kafka(harness: conform.Harness) -> None:
+    """The steering search finds a path to FENCED_MEMBER_EPOCH (an epoch above 0) in stale-epoch-fenced;
+    walks along it, then on at random, agree with Kafka and reach the fence."""
+    sc = scenario("specs/consumer/stale-epoch-fenced.toml")
+    report = conform.run(
+        [sc], walks=0, seed=26, harness=harness, steer=conform.steering_search(), steered_walks=3
+    )
+    p = report.protocols["consumer"]
+    text = "\n".join(conform.summary_lines(report))
+    assert report.unexplained == 0, text
+    assert p.steered[walks.FENCED_BY_EPOCH] == p.steered_reached[walks.FENCED_BY_EPOCH] == 3, text
+    assert p.coverage["response ConsumerGroupHeartbeat FENCED_MEMBER_EPOCH"] >= 3, text
 
 
 def test_a_leave_before_the_group_exists_is_a_documented_simplification(harness: conform.Harness) -> None:

@@ -198,6 +198,111 @@ def test_a_stale_epoch_owning_a_revoked_partition_is_fenced() -> None:
     assert nxt is not None and nxt.links[0].to_consumer[0].error == FENCED_MEMBER_EPOCH
 
 
+def test_an_abandoned_heartbeat_is_handled_and_its_answer_goes_nowhere() -> None:
+    """AbandonRequest (request.timeout.ms closes the connection): the client keeps its epoch, forgets its
+    coordinator and sends a full heartbeat next; the coordinator still takes the abandoned request (the
+    member's record moves) but its answer is not delivered; an answer already on its way is lost."""
+    model = GroupModel(_cfg(consumer_joins=1, abandoned_requests=2))
+    w = walk(
+        model,
+        model.init_states()[0],
+        ("ConsumerJoin", "C2", (1,)),
+        ("FindCoordinator", "C2", (1,)),
+        ("Heartbeat", "C2", (1,)),
+        ("HandleHeartbeat", "B1", (0, 1)),  # group epoch 2: m1 must give t0-1 up
+        ("Heartbeat", "C1", (0,)),
+        ("AbandonRequest", "C1", (0,)),
+    )
+    c1 = w.consumers[0]
+    assert (c1.epoch, c1.awaiting, c1.coordinator, c1.full) == (1, False, None, True)
+    assert [m.abandoned for m in w.links[0].to_broker] == [True]
+    assert w.budget.abandoned_requests == 1
+    before = member_of(w.brokers[0].members, 1)
+    w = walk(model, w, ("HandleHeartbeat", "B1", (0, 0)))
+    after = member_of(w.brokers[0].members, 1)
+    assert before is not None and after is not None
+    assert (after.state, after.pending) == (M_UNREVOKED, (1,)) and after != before
+    assert w.links[0].to_consumer == ()  # the answer went out on the closed connection
+    w = walk(model, w, ("FindCoordinator", "C1", (0,)), ("Heartbeat", "C1", (0,)))
+    req = w.links[0].to_broker[-1]
+    assert (req.epoch, req.owned, req.full, req.abandoned) == (1, (0, 1), True, False)
+    w = walk(model, w, ("HandleHeartbeat", "B1", (0, 0)))
+    assert len(w.links[0].to_consumer) == 1
+    w = walk(model, w, ("AbandonRequest", "C1", (0,)))  # its answer is on its way: lost with the connection
+    assert w.links[0].to_consumer == () and w.consumers[0].epoch == 1
+    with pytest.raises(ValueError, match="not enabled"):  # the budget is spent
+        walk(
+            model,
+            w,
+            ("FindCoordinator", "C1", (0,)),
+            ("Heartbeat", "C1", (0,)),
+            ("AbandonRequest", "C1", (0,)),
+        )
+
+
+def _fenced_by_epoch(w: Any) -> list[tuple[int, Any]]:
+    """(link index, answer) of every FENCED_MEMBER_EPOCH answer to a heartbeat with an epoch above 0."""
+    return [
+        (i, m)
+        for i, ln in enumerate(w.links)
+        for m in ln.to_consumer
+        if m.kind == "HeartbeatResponse" and m.error == FENCED_MEMBER_EPOCH and m.epoch > 0
+    ]
+
+
+def test_two_abandoned_heartbeats_fence_by_epoch_and_the_member_rejoins(tmp_path: Path) -> None:
+    """specs/consumer/stale-epoch-fenced: the exhaustive search reaches a FENCED_MEMBER_EPOCH answer to a
+    heartbeat two epochs behind its member (unreachable before abandoned requests: issue 26); delivered,
+    it makes the client drop its partitions and rejoin at epoch 0, which the coordinator accepts."""
+    path = ROOT / "specs" / "consumer" / "stale-epoch-fenced.toml"
+    o = check_scenario(path, tmp_path)
+    assert (o.result.verdict, o.result.property) == ("violated", "no-epoch-fence") and not o.vacuous
+    cex = o.result.counterexample
+    assert cex is not None
+    assert sum(1 for step in cex.steps if step.action.name == "AbandonRequest") == 2
+    final = cex.final_state
+    [(i, answer)] = _fenced_by_epoch(final)
+    model = GroupModel(load_scenario(path).config)
+    c, b = divmod(i, model.cfg.brokers)
+    member = member_of(final.brokers[b].members, answer.member_id)
+    assert member is not None and answer.epoch < member.prev < member.epoch  # two epochs behind
+    owned = final.consumers[c].owned
+    assert owned  # it owned partitions when it was fenced
+    name = f"C{c + 1}"
+    w = walk(model, final, ("HeartbeatResponse", name, (c, b)))
+    fenced = w.consumers[c]
+    assert (fenced.status, fenced.epoch, fenced.owned, fenced.full) == ("joining", 0, (), True)
+    w = walk(model, w, ("Heartbeat", name, (c,)), ("HandleHeartbeat", f"B{b + 1}", (b, c)))
+    rejoin = w.links[i].to_consumer[-1]
+    assert rejoin.error == "none" and rejoin.epoch == w.brokers[b].group_epoch
+
+
+def test_the_fence_needs_no_request_held_past_its_timeout() -> None:
+    """The same fence with every abandoned heartbeat already handled (only its answer late, and lost with
+    the connection): the coordinator need not hold a request past request.timeout.ms."""
+    from groupcheck.checker import always, bfs
+    from groupcheck.model.protocols.kip848.properties import no_epoch_fence
+
+    cfg = load_scenario(ROOT / "specs" / "consumer" / "stale-epoch-fenced.toml").config
+
+    class LateAnswers(GroupModel):
+        def actions(self, w: Any) -> list[Any]:
+            def held(c: int) -> bool:
+                b = w.consumers[c].coordinator
+                return b is not None and any(
+                    m.kind == "Heartbeat" for m in w.links[c * cfg.brokers + b].to_broker
+                )
+
+            return [a for a in super().actions(w) if a.name != "AbandonRequest" or not held(a.args[0])]
+
+        def properties(self) -> Any:
+            return (always("no-epoch-fence", lambda w: no_epoch_fence(cfg, w)),)
+
+    result = bfs(LateAnswers(cfg), check_deadlock=False)
+    assert result.counterexample is not None
+    assert _fenced_by_epoch(result.counterexample.final_state)
+
+
 def test_kafka_19233_a_known_member_rejoining_at_epoch_0() -> None:
     """Fixed: accepted whatever the member's epochs; before the fix, fenced unless its previous epoch is 0."""
     from dataclasses import replace as dc_replace
@@ -620,6 +725,7 @@ COMMITS = {"Commit", "HandleOffsetCommit", "OffsetCommitResponse"}
         ("history/kafka-20066-owner-commit-refused-fix", COMMITS),
         ("consumer/commit-view-overlap", COMMITS | {"CutLink", "RequestTimeout", "SessionExpired"}),
         ("consumer/static-restart", {"LeaveGroup", "ConsumerJoin", "SessionExpired"}),
+        ("consumer/stale-epoch-fenced", {"AbandonRequest", "HandleHeartbeat", "FindCoordinator"}),
         ("history/kafka-17116-leave-without-member-id-pre-fix", {"LeaveGroup", "ConsumerJoin"}),
     ],
 )

@@ -319,11 +319,13 @@ def test_every_handler_call_stays_within_its_declared_writes(name: str) -> None:
 
 
 def test_every_built_in_table_declares_known_parts_and_one_spender_per_budget() -> None:
-    from groupcheck.model.shared.config import FAULT_NAMES
+    from groupcheck.model.shared.config import FAULT_NAMES, KIP848_FAULTS
 
     for name in ("seed", "eager", "cooperative", "static"):
         protocol = lookup(name)
-        assert set(protocol.fault_actions()) == set(FAULT_NAMES), name
+        assert set(protocol.fault_actions()) == set(FAULT_NAMES) - set(KIP848_FAULTS), name
+    for name in ("consumer", "consumer-static"):
+        assert set(KIP848_FAULTS) <= set(lookup(name).fault_actions()), name
         for spec in protocol.actions:
             assert spec.reads <= set(PARTS) and spec.writes <= set(PARTS) and spec.writes, spec.name
             assert spec.text, spec.name
@@ -518,6 +520,7 @@ READS_SCENARIOS = [
     "consumer/member-leaves",
     "consumer/member-leaves+network_partitions=1,consumer_crashes=1,coordinator_failovers=1",
     "consumer/commit-view-overlap",
+    "consumer/stale-epoch-fenced",
     "consumer/static-restart+network_partitions=1,coordinator_failovers=1",
     "history/kafka-20066-owner-commit-refused-fix",
     "history/kafka-17116-leave-without-member-id-pre-fix",

@@ -31,6 +31,7 @@ from groupcheck.conform.harness import Harness, HarnessUnavailable
 from groupcheck.conform.replay import StepRecord, _label
 from groupcheck.model import Act, GroupModel
 from groupcheck.model.protocols.kip848.coordinator import (
+    answer_heartbeat,
     commits_modelled,
     handle_offset_commit,
     instance_holder,
@@ -278,8 +279,14 @@ class ConsumerReplayer:
             k = responses[0] if responses else None
             if k is not None and k.get("by") == "runtime":
                 self.by_runtime += 1
-            if len(after) > len(before):
-                m = self.model_response(after[-1])
+            req = w.links[link_index(self.cfg, c, b)].to_broker[0]
+            unsent = self.abandoned_answer(w, b, c) if req.abandoned else None
+            if unsent is not None:
+                # its client gave up on it (AbandonRequest): both coordinators still decide, and the
+                # answer goes out on a closed connection; compared all the same
+                self.coverage["response to an abandoned heartbeat (not delivered)"] += 1
+            if len(after) > len(before) or unsent is not None:
+                m = self.model_response(after[-1] if unsent is None else unsent)
                 model_side.append(m)
                 if k is None:
                     diffs.append((f"HeartbeatResponse to C{c + 1}", m, None, "Kafka sent none"))
@@ -358,6 +365,9 @@ class ConsumerReplayer:
             m = member_of(w.brokers[b].members, req.member_id) if serving(w, b) else None
             answer = nxt.links[link_index(self.cfg, c, b)].to_consumer
             ok = bool(answer) and answer[-1].error == OK
+            if req.abandoned:  # its answer is not delivered: the one the coordinator made
+                unsent = self.abandoned_answer(w, b, c)
+                ok = unsent is not None and unsent.error == OK
             if m is not None and 0 < req.epoch < m.epoch:
                 self.coverage[f"reached previous-epoch heartbeat ({'tolerated' if ok else 'fenced'})"] += 1
             if self.cfg.protocol == STATIC_PROTOCOL and serving(w, b):
@@ -404,6 +414,18 @@ class ConsumerReplayer:
         elif error == "NONE" and ev["epoch"] < (self._epoch_of(w, b, msg.member_id) or 0):
             self.coverage["reached commit below the member epoch accepted (KIP-1251)"] += 1
         return {"error": error, "errors": sorted(errors)}
+
+    def abandoned_answer(self, w: World, b: int, c: int) -> KMsg | None:
+        """The answer the model's coordinator makes to the abandoned heartbeat at the head of the link
+        from ``c`` (its own step on the link made whole; the step itself does not deliver it); None when
+        the link is cut (Kafka's answer is lost on the way too)."""
+        i = link_index(self.cfg, c, b)
+        if w.links[i].cut:
+            return None
+        nxt = answer_heartbeat(self.cfg, w, b, c)
+        if nxt is None:
+            raise RuntimeError("HandleHeartbeat was taken but the model's step does not apply")
+        return nxt.links[i].to_consumer[-1]  # type: ignore[no-any-return]
 
     @staticmethod
     def _epoch_of(w: World, b: int, mid: int | None) -> int | None:

@@ -27,6 +27,7 @@ from groupcheck.model import Act, GroupModel
 from groupcheck.model.protocols.kip848.coordinator import instance_holder, serving
 from groupcheck.model.protocols.kip848.state import (
     FENCED_INSTANCE_ID,
+    FENCED_MEMBER_EPOCH,
     LEAVE_STATIC_EPOCH,
     OK,
     UNRELEASED_INSTANCE_ID,
@@ -356,11 +357,22 @@ STEER_TARGETS |= {
     STATIC_REJOIN_REFUSED: lambda m, w: _own_rejoin_refused(m.cfg, w),
     "ConsumerGroupHeartbeat FENCED_INSTANCE_ID": _sent("HeartbeatResponse", FENCED_INSTANCE_ID),
 }
+# KIP-848's fencing by member epoch (issue 27): a heartbeat with an epoch above 0 answered
+# FENCED_MEMBER_EPOCH, which needs two heartbeats their client abandoned (abandoned_requests) and two
+# group epoch bumps the coordinator applied to the member meanwhile (specs/consumer/stale-epoch-fenced)
+FENCED_BY_EPOCH = "ConsumerGroupHeartbeat FENCED_MEMBER_EPOCH"
+STEER_TARGETS[FENCED_BY_EPOCH] = lambda m, w: any(
+    x.kind == "HeartbeatResponse" and x.error == FENCED_MEMBER_EPOCH and x.epoch > 0
+    for ln in w.links
+    for x in ln.to_consumer
+)
 STEER_MAX_STATES = 20_000
+# a target whose shortest path lies deeper than STEER_MAX_STATES states: the search for it may go this far
+STEER_TARGET_MAX_STATES: dict[str, int] = {FENCED_BY_EPOCH: 150_000}
 # the targets steered to in the consumer protocol (KIP-848): its rebalance timeout, which needs a member
-# whose poll loop stalls while it must revoke (1 of 3,000 random walks); the others are the classic
-# protocols' responses
-CONSUMER_STEERED = ("RebalanceTimeout",)
+# whose poll loop stalls while it must revoke (1 of 3,000 random walks), and the fence by epoch; the
+# others are the classic protocols' responses
+CONSUMER_STEERED = ("RebalanceTimeout", FENCED_BY_EPOCH)
 STATIC_STEERED = (
     "RebalanceTimeout",  # (conformance/scenarios/consumer-static-all-faults.toml's poll stall)
     STATIC_LEAVE,
@@ -425,24 +437,35 @@ def steering_search(
     def search(sc: Scenario, targets: Sequence[str]) -> dict[str, Sequence[Act]]:
         found: dict[str, Sequence[Act]] = {}
         todo = list(targets)
+        cfg = kafka_config(sc.config) if sc.config.protocol in KIP848_PROTOCOLS else sc.config
+        shallow = True  # no search of max_states has failed yet
         while todo:
-            cfg = kafka_config(sc.config) if sc.config.protocol in KIP848_PROTOCOLS else sc.config
-            model = _Steered(cfg)
+            # every target within max_states; then only those allowed deeper (STEER_TARGET_MAX_STATES),
+            # so that the other targets' paths stay those of a search of max_states
+            deeper = [t for t in todo if STEER_TARGET_MAX_STATES.get(t, 0) > max_states]
+            rounds = [(todo, max_states)] if shallow else []
+            if deeper:
+                rounds.append((deeper, max(STEER_TARGET_MAX_STATES[t] for t in deeper)))
+            for wanted, limit in rounds:
+                model = _Steered(cfg)
 
-            def never(target: str, model: GroupModel = model) -> Any:
-                reached = STEER_TARGETS[target]
-                return always(target, lambda w: not reached(model, w))
+                def never(target: str, model: GroupModel = model) -> Any:
+                    reached = STEER_TARGETS[target]
+                    return always(target, lambda w: not reached(model, w))
 
-            model.wanted = tuple(never(t) for t in todo)
-            if progress:
-                progress(f"searching {sc.name} for a path to {', '.join(todo)}")
-            cex = bfs(model, max_states=max_states, check_deadlock=False).counterexample
-            if cex is None or cex.property not in todo:
+                model.wanted = tuple(never(t) for t in wanted)
+                if progress:
+                    progress(f"searching {sc.name} for a path to {', '.join(wanted)}")
+                cex = bfs(model, max_states=limit, check_deadlock=False).counterexample
+                if cex is not None and cex.property in wanted:
+                    path = [step.action for step in cex.steps]
+                    last = _step_of(model, cex.final_state, cex.property)
+                    found[cex.property] = [*path, last] if last is not None else path
+                    todo.remove(cex.property)
+                    break
+                shallow = shallow and limit != max_states
+            else:
                 break
-            path = [step.action for step in cex.steps]
-            last = _step_of(model, cex.final_state, cex.property)
-            found[cex.property] = [*path, last] if last is not None else path
-            todo.remove(cex.property)
         return found
 
     return search

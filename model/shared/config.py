@@ -76,6 +76,9 @@ class Switches:
 
 SWITCH_NAMES: tuple[str, ...] = tuple(f.name for f in fields(Switches))
 FAULT_NAMES: tuple[str, ...] = Budget._fields
+# the budgets only KIP-848's tables (protocols consumer, consumer-static) spend: a request the client gave
+# up on that the coordinator still handles (the JoinGroup family's tables do not model it)
+KIP848_FAULTS: tuple[str, ...] = ("abandoned_requests",)
 
 
 @dataclass(frozen=True, slots=True)

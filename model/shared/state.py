@@ -18,7 +18,7 @@ from __future__ import annotations
 
 from typing import NamedTuple, NewType
 
-from groupcheck.checker.fingerprint import fast_repr
+from groupcheck.checker.fingerprint import fast_repr, fast_repr_quiet
 
 # A member id: a value a coordinator hands out (a UUID in Kafka), only compared for equality and order.
 # Every field that holds one says so with this type (alone, optional, in a tuple or at one position of
@@ -161,7 +161,8 @@ class Log(NamedTuple):
     claims: tuple[tuple[int, tuple[int, ...], int], ...] = ()
 
 
-@fast_repr
+# the repr Budget had before abandoned_requests (fingerprints of scenarios without it unchanged)
+@fast_repr_quiet("abandoned_requests")
 class Budget(NamedTuple):
     coordinator_failovers: int = 0
     failbacks: int = 0
@@ -173,6 +174,10 @@ class Budget(NamedTuple):
     partition_growth: int = 0
     leader_moves: int = 0  # leadership of the offsets partition moves to another live broker
     poll_stalls: int = 0  # a consumer's poll loop stalls while its heartbeat thread runs on (KIP-62)
+    # KIP-848 only: a consumer gives up on a heartbeat still on its way (request.timeout.ms: the client
+    # closes the connection); the coordinator still handles the request, its answer goes nowhere. Last, so
+    # that the draws made per fault name (simulate/swarms.py) stay those of every earlier budget
+    abandoned_requests: int = 0
 
 
 @fast_repr

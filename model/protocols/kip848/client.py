@@ -5,7 +5,9 @@ changed since it last sent them, and every field after a join, an error or a los
 the epoch of every successful response; an assignment it has not reconciled makes it RECONCILING;
 reconciling revokes and adds at once (callbacks are instant) and the next heartbeat acknowledges.
 FENCED_MEMBER_EPOCH or UNKNOWN_MEMBER_ID: it drops its partitions (onPartitionsLost) and rejoins at
-epoch 0 with the same member id.
+epoch 0 with the same member id. A heartbeat it gave up on (request.timeout.ms) keeps its member epoch:
+when the coordinator handled the abandoned request anyway, the client is behind the coordinator's epoch
+for it, and two epochs behind is fenced.
 """
 
 from __future__ import annotations
@@ -33,7 +35,13 @@ from groupcheck.model.protocols.kip848.state import (
     KMsg,
 )
 from groupcheck.model.shared.config import Config
-from groupcheck.model.shared.network import clear_consumer_links, link, pop_at_consumer, to_broker
+from groupcheck.model.shared.network import (
+    clear_consumer_links,
+    link,
+    link_index,
+    pop_at_consumer,
+    to_broker,
+)
 from groupcheck.model.shared.state import ABSENT, DOWN, FENCED, GONE, LEFT, World, tset
 
 
@@ -163,6 +171,36 @@ def request_timeout(cfg: Config, w: World, c: int) -> World | None:
         if w.brokers[b].up and (ln.to_broker or ln.to_consumer):
             return None
     return _set(w, c, replace(cons, awaiting=False, coordinator=None, full=True, send_owned=True))
+
+
+def abandon_request(cfg: Config, w: World, c: int) -> World | None:
+    """Its heartbeat is still on its way to a live coordinator, or the answer on its way back, when
+    request.timeout.ms runs out (the fault ``abandoned_requests``: a slow broker or network). Kafka's
+    NetworkClient closes the connection and fails the request (DisconnectException, retriable): the
+    heartbeat manager resets its sent fields (the next heartbeat is full), marks the coordinator unknown
+    and keeps the member epoch it has. A request the broker already read is handled all the same: it
+    stays on the link, marked ``abandoned``, and the coordinator's answer to it goes nowhere; an answer
+    already on its way is lost with the connection."""
+    cons: KConsumer = w.consumers[c]
+    if not cons.awaiting or cons.paused or cons.status not in IN_GROUP:
+        return None
+    b = cons.coordinator
+    if b is None or not w.brokers[b].up:
+        return None
+    left = w.budget.abandoned_requests
+    if left <= 0:
+        return None
+    i = link_index(cfg, c, b)
+    ln = w.links[i]
+    pending = any(m.kind == "Heartbeat" and not m.abandoned for m in ln.to_broker)
+    if not pending and not any(m.kind == "HeartbeatResponse" for m in ln.to_consumer):
+        return None
+    to_broker = tuple(replace(m, abandoned=True) if m.kind == "Heartbeat" else m for m in ln.to_broker)
+    to_consumer = tuple(m for m in ln.to_consumer if m.kind != "HeartbeatResponse")
+    links = tset(w.links, i, replace(ln, to_broker=to_broker, to_consumer=to_consumer))
+    w2 = replace(w, budget=replace(w.budget, abandoned_requests=left - 1))
+    nxt = replace(cons, awaiting=False, coordinator=None, full=True, send_owned=True)
+    return _set(w2, c, nxt, links=links)
 
 
 def leave(cfg: Config, w: World, c: int) -> World | None:

@@ -318,6 +318,24 @@ def _answer(
 
 
 def handle_heartbeat(cfg: Config, w: World, b: int, c: int) -> World | None:
+    """Takes the heartbeat at the head of the link from consumer ``c`` (:func:`answer_heartbeat`); the
+    answer to one its client abandoned goes out on a closed connection: it is never delivered."""
+    i = link_index(cfg, c, b)
+    ln = w.links[i]
+    if not ln.to_broker or not ln.to_broker[0].abandoned:
+        return answer_heartbeat(cfg, w, b, c)
+    w2 = answer_heartbeat(cfg, w, b, c)
+    if w2 is None:
+        return None
+    after = w2.links[i]
+    if len(after.to_consumer) > len(ln.to_consumer):  # the answer was sent (the link is not cut)
+        return replace(w2, links=tset(w2.links, i, replace(after, to_consumer=after.to_consumer[:-1])))
+    return w2
+
+
+def answer_heartbeat(cfg: Config, w: World, b: int, c: int) -> World | None:
+    """Takes a heartbeat: validates it, bumps the group epoch, assigns, reconciles the member, writes
+    and answers (the answer on the link back to ``c``, unless the link is cut)."""
     br: KCoordinator = w.brokers[b]
     if not br.up or br.paused:
         return None

@@ -14,6 +14,7 @@ from groupcheck.model.protocols.kip848.coordinator import (
 )
 from groupcheck.model.protocols.kip848.properties import INVARIANTS, coordinator
 from groupcheck.model.protocols.kip848.state import (
+    FENCED_MEMBER_EPOCH,
     FREE,
     JOINING,
     M_STABLE,
@@ -119,6 +120,8 @@ def msg_text(cfg: Config, msg: KMsg) -> str:
             fields.append(f"owned {_parts(cfg, msg.owned)}")
         if msg.full and msg.epoch > 0:
             fields.append("full")
+        if msg.abandoned:
+            fields.append("abandoned")
         return f"Heartbeat({', '.join(fields)})"
     if msg.error != OK:
         return f"HeartbeatResponse({msg.error})"
@@ -198,6 +201,8 @@ def describe(cfg: Config, before: World, act: Any, after: World) -> dict[str, An
         req = link(cfg, before, c, b).to_broker[0]
         r0, r1 = link(cfg, before, c, b).to_consumer, link(cfg, after, c, b).to_consumer
         label = f"takes {msg_text(cfg, req)}"
+        if req.abandoned:
+            label += " (its client closed the connection: the answer goes nowhere)"
         if len(r1) > len(r0):
             kind, src, dst = "send", broker_name(b), consumer_name(c)
             label = f"{msg_text(cfg, req)} → {msg_text(cfg, r1[-1])}"
@@ -222,6 +227,17 @@ def describe(cfg: Config, before: World, act: Any, after: World) -> dict[str, An
         kind = "timeout"
     elif name == "LoadGroup":
         label = f"LoadGroup: replays the group's records (group epoch {after.log.group_epoch}) and serves"
+    elif name == "AbandonRequest":
+        c = args[0]
+        b = before.consumers[c].coordinator
+        cons = after.consumers[c]
+        lost = [m for m in link(cfg, before, c, b).to_consumer if m.kind == "HeartbeatResponse"]
+        label = (
+            f"AbandonRequest: request.timeout.ms; {consumer_name(c)} closes its connection to "
+            f"{broker_name(b)}, keeps epoch {cons.epoch} and rediscovers"
+        )
+        if lost:
+            label += "; lost: " + ", ".join(msg_text(cfg, m) for m in lost)
     elif name == "Reconcile":
         cons = after.consumers[args[0]]
         label = f"Reconcile: now owns {_parts(cfg, cons.owned)}"
@@ -264,5 +280,16 @@ def violation_message(cfg: Config, prop: str, w: World) -> str:
                     if m.error != OK and m.epoch == 0:
                         who = f"{consumer_name(c)}'s heartbeat with epoch 0 ({_m(m.member_id)})"
                         return f"{who} is answered {m.error}"
+    if prop == "no-epoch-fence":
+        for c in range(len(w.consumers)):
+            for b in range(cfg.brokers):
+                for m in link(cfg, w, c, b).to_consumer:
+                    if m.error == FENCED_MEMBER_EPOCH and m.epoch > 0:
+                        mem = member_of(br.members, m.member_id) if br is not None else None
+                        now = f" (the coordinator's epoch for it: {mem.epoch})" if mem is not None else ""
+                        return (
+                            f"{consumer_name(c)}'s heartbeat with epoch {m.epoch} ({_m(m.member_id)}) is "
+                            f"answered FENCED_MEMBER_EPOCH{now}"
+                        )
     f = INVARIANTS.get(prop)
     return " ".join((f.__doc__ or prop).split()) if f is not None else prop

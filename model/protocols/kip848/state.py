@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import NamedTuple
 
-from groupcheck.checker.fingerprint import fast_repr
+from groupcheck.checker.fingerprint import fast_repr, fast_repr_quiet
 
 # client states (kafka-clients MemberState; FENCED is a step, not a state: a fenced member rejoins at
 # once; PREPARE_LEAVING/LEAVING are one step; the shared ABSENT/DOWN/LEFT mean not running)
@@ -126,10 +126,13 @@ class KLog(NamedTuple):
     pepochs: tuple[int, ...] = ()
 
 
-@fast_repr
+@fast_repr_quiet("abandoned")  # the repr of before: fingerprints without abandoned requests unchanged
 class KMsg(NamedTuple):
     """A ConsumerGroupHeartbeat request (``Heartbeat``) or response (``HeartbeatResponse``). ``owned``
-    None: the field is absent (unchanged since last sent); ``assignment`` None: unchanged."""
+    None: the field is absent (unchanged since last sent); ``assignment`` None: unchanged. ``abandoned``:
+    a heartbeat its client gave up on while it was on its way (request.timeout.ms; the fault
+    ``abandoned_requests``): the client closed the connection, so the coordinator still handles it but
+    its answer is never delivered."""
 
     kind: str
     member_id: int | None = None
@@ -138,6 +141,7 @@ class KMsg(NamedTuple):
     owned: tuple[int, ...] | None = None
     full: bool = False
     assignment: tuple[int, ...] | None = None
+    abandoned: bool = False
 
 
 @fast_repr

@@ -225,6 +225,22 @@ _CONSUMER = [
         reads=parts("consumer budget"),
         writes=parts("consumer links budget"),
     ),
+    # listed last: a scenario without the budget lists the other actions in their order of before
+    ActionSpec(
+        "AbandonRequest",
+        "consumer",
+        "self",
+        client.abandon_request,
+        "timeout",
+        "gives up on a heartbeat still on its way (request.timeout.ms closes the connection): the "
+        "coordinator handles it, its answer goes nowhere; same epoch, rediscovers, next heartbeat full",
+        fair="fault",
+        spends="abandoned_requests",
+        when=lambda cfg, c: _in_group(cfg, c) and c.awaiting and c.coordinator is not None,
+        reads=parts("consumer link brokers budget"),
+        writes=parts("consumer link budget"),
+        timing=(kt.ABANDONED,),
+    ),
 ]
 
 _BROKER = [

@@ -25,7 +25,7 @@ from groupcheck.model.shared.network import link
 from groupcheck.model.shared.state import STEADY
 from groupcheck.model.timing import Constraint, Lin, Rule, TraceView, run_start, taken_within
 
-__all__ = ["CONSUMER_PAUSE", "DELIVERY", "LOAD", "REBALANCE", "REQUEST_TIMEOUT", "SESSION"]
+__all__ = ["ABANDONED", "CONSUMER_PAUSE", "DELIVERY", "LOAD", "REBALANCE", "REQUEST_TIMEOUT", "SESSION"]
 
 HEARTBEAT_INTERVAL_MS = 5_000  # group.consumer.heartbeat.interval.ms: default and minimum (GCC, 4.3.1)
 # the longest gap between two heartbeats the coordinator takes from a running member: one interval after
@@ -219,6 +219,43 @@ REQUEST_TIMEOUT = Rule(
     "a KIP-848 consumer gives up on a heartbeat whose request or answer was lost, the coordinator still up "
     "(no connection reset), no earlier than request.timeout.ms after sending it",
     _request_timeout,
+)
+
+
+def _abandoned(view: TraceView, j: int) -> Iterable[Constraint]:
+    """AbandonRequest: NetworkClient fails a request request.timeout.ms after sending it
+    (InFlightRequests.nodesWithTimedOutRequests), so no earlier than that after the heartbeat it gives up
+    on. The coordinator that handles the abandoned request later is bounded by the network rule only
+    (:data:`DELIVERY`): the two together need a network and request queue slower than the timeout."""
+    c = view.acts[j].args[0]
+    send = next(
+        (
+            i
+            for i in range(j - 1, 0, -1)
+            if view.acts[i].name == "Heartbeat" and view.acts[i].args[:1] == (c,)
+        ),
+        None,
+    )
+    if send is None:
+        return ()
+    return (
+        Constraint(
+            j,
+            send,
+            ">=",
+            Lin.of("request_timeout_ms"),
+            f"{_c(c)} gives up on its heartbeat (sent at step {send}) at step {j}, at least "
+            "request_timeout_ms later: the client's request timeout",
+            "request-abandoned",
+        ),
+    )
+
+
+ABANDONED = Rule(
+    "request-abandoned",
+    "a KIP-848 consumer gives up on a heartbeat still on its way (or its answer) no earlier than "
+    "request.timeout.ms after sending it",
+    _abandoned,
 )
 
 
