@@ -99,8 +99,9 @@ def settings(h: int, p: int, s: int) -> dict[str, int]:
     return {"heartbeat_interval_ms": h, "gc_pause_max_ms": p, "session_timeout_ms": s}
 
 
-def brute_force(model: Toy, sets: dict[str, int]) -> bool:
-    """Whether some path of the (acyclic) toy to an expiry can be timed, every path timed by z3."""
+def feasible_violation_lengths(model: Toy, sets: dict[str, int]) -> list[int]:
+    """The lengths of the (acyclic) toy's paths to an expiry that z3 can time: every path timed."""
+    out: list[int] = []
     stack: list[tuple[S, tuple[A, ...]]] = [(model.init_states()[0], ())]
     while stack:
         s, acts = stack.pop()
@@ -109,12 +110,16 @@ def brute_force(model: Toy, sets: dict[str, int]) -> bool:
             if t is None:
                 continue
             path = (*acts, a)
-            if t.expired:
-                if _solve(len(path), toy_constraints(list(path)), sets)[0]:
-                    return True
-            else:
+            if not t.expired:
                 stack.append((t, path))
-    return False
+            elif _solve(len(path), toy_constraints(list(path)), sets)[0]:
+                out.append(len(path))
+    return out
+
+
+def brute_force(model: Toy, sets: dict[str, int]) -> bool:
+    """Whether some path of the toy to an expiry can be timed."""
+    return bool(feasible_violation_lengths(model, sets))
 
 
 @pytest.mark.parametrize(
@@ -354,22 +359,8 @@ def test_a_sweep_over_a_timing_setting_gives_each_points_timed_verdict(tmp_path:
 
 
 def shortest_feasible_violation(model: Toy, sets: dict[str, int]) -> int | None:
-    """The fewest steps of a path of the (acyclic) toy to an expiry that z3 can time, or None."""
-    best = None
-    stack: list[tuple[S, tuple[A, ...]]] = [(model.init_states()[0], ())]
-    while stack:
-        s, acts = stack.pop()
-        for a in model.actions(s):
-            t = model.next_state(s, a)
-            if t is None:
-                continue
-            path = (*acts, a)
-            if t.expired:
-                if _solve(len(path), toy_constraints(list(path)), sets)[0]:
-                    best = len(path) if best is None else min(best, len(path))
-            else:
-                stack.append((t, path))
-    return best
+    """The fewest steps of a path of the toy to an expiry that z3 can time, or None."""
+    return min(feasible_violation_lengths(model, sets), default=None)
 
 
 def test_a_budget_stop_rules_out_exactly_the_shorter_violations_it_says() -> None:

@@ -183,12 +183,9 @@ REBALANCE = Rule(
 
 
 # -- the client's request timeout ---------------------------------------------------------------------------
-def _request_timeout(view: TraceView, j: int) -> Iterable[Constraint]:
-    """RequestTimeout of a consumer whose heartbeat or its answer was lost while the coordinator stayed up
-    (a cut link: no connection reset tells the client): no earlier than request.timeout.ms after it sent
-    the heartbeat. A crash of the coordinator resets the connection, so nothing bounds that case."""
-    c = view.acts[j].args[0]
-    send = next(
+def _last_heartbeat(view: TraceView, j: int, c: int) -> int | None:
+    """The step of consumer ``c``'s last heartbeat before step ``j`` (None: none)."""
+    return next(
         (
             i
             for i in range(j - 1, 0, -1)
@@ -196,6 +193,14 @@ def _request_timeout(view: TraceView, j: int) -> Iterable[Constraint]:
         ),
         None,
     )
+
+
+def _request_timeout(view: TraceView, j: int) -> Iterable[Constraint]:
+    """RequestTimeout of a consumer whose heartbeat or its answer was lost while the coordinator stayed up
+    (a cut link: no connection reset tells the client): no earlier than request.timeout.ms after it sent
+    the heartbeat. A crash of the coordinator resets the connection, so nothing bounds that case."""
+    c = view.acts[j].args[0]
+    send = _last_heartbeat(view, j, c)
     if send is None:
         return ()
     b = view.worlds[send - 1].consumers[c].coordinator
@@ -228,14 +233,7 @@ def _abandoned(view: TraceView, j: int) -> Iterable[Constraint]:
     on. The coordinator that handles the abandoned request later is bounded by the network rule only
     (:data:`DELIVERY`): the two together need a network and request queue slower than the timeout."""
     c = view.acts[j].args[0]
-    send = next(
-        (
-            i
-            for i in range(j - 1, 0, -1)
-            if view.acts[i].name == "Heartbeat" and view.acts[i].args[:1] == (c,)
-        ),
-        None,
-    )
+    send = _last_heartbeat(view, j, c)
     if send is None:
         return ()
     return (
