@@ -209,6 +209,7 @@ _KEYS = {
         "switches",
         "check",
         "expect",
+        "timing",
     ],
     "group": ["consumers", "brokers", "topics", "records", "static_members"],
     "faults": [
@@ -221,6 +222,15 @@ _KEYS = {
     "switches": ["member_id_check", "commit_generation_fencing", "load_log_before_serving", "no_such_switch"],
     "check": ["properties", "max_depth", "max_states", "deadlock"],
     "expect": ["verdict", "property", "unexercised"],
+    # timed checking's keys (issue 28) beside a few settings and one that does not exist
+    "timing": [
+        "check",
+        "max_paths",
+        "session_timeout_ms",
+        "gc_pause_max_ms",
+        "heartbeat_interval_ms",
+        "no_such",
+    ],
 }
 _scalars = st.one_of(
     st.integers(-3, 6),
