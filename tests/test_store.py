@@ -123,6 +123,33 @@ def test_fast_repr_of_a_record_is_the_dataclass_repr() -> None:
         assert repr(One(value)) == f"{One.__qualname__}(a={value!r})"
 
 
+def test_fast_repr_quiet_prints_trailing_fields_only_when_they_are_not_their_default() -> None:
+    """Fields added after fingerprints were first taken (Budget.abandoned_requests, KMsg.abandoned) print
+    only when set, so every state that leaves them alone keeps its repr, fingerprint and search order."""
+    from typing import NamedTuple
+
+    from groupcheck.checker.fingerprint import fast_repr_quiet
+    from groupcheck.model.protocols.kip848.state import KMsg
+    from groupcheck.model.shared.state import Budget
+
+    assert repr(Budget()) == (
+        "Budget(coordinator_failovers=0, failbacks=0, network_partitions=0, gc_pauses=0, consumer_crashes=0, "
+        "consumer_leaves=0, consumer_joins=0, partition_growth=0, leader_moves=0, poll_stalls=0)"
+    )
+    assert repr(Budget(abandoned_requests=2)).endswith(", poll_stalls=0, abandoned_requests=2)")
+    assert repr(KMsg("Heartbeat", 1, 2)) == (
+        "KMsg(kind='Heartbeat', member_id=1, epoch=2, error='none', owned=None, full=False, assignment=None)"
+    )
+    assert repr(KMsg("Heartbeat", 1, 2, abandoned=True)).endswith(", assignment=None, abandoned=True)")
+    assert KMsg("Heartbeat", 1, 2) != KMsg("Heartbeat", 1, 2, abandoned=True)  # equality still sees it
+    with pytest.raises(TypeError, match="are not its last fields"):
+
+        @fast_repr_quiet("a")
+        class Wrong(NamedTuple):
+            a: int = 0
+            b: int = 0
+
+
 def test_replace_copies_a_record_with_the_named_fields_changed() -> None:
     from typing import NamedTuple
 

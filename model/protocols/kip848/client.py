@@ -181,14 +181,14 @@ def abandon_request(cfg: Config, w: World, c: int) -> World | None:
     and keeps the member epoch it has. A request the broker already read is handled all the same: it
     stays on the link, marked ``abandoned``, and the coordinator's answer to it goes nowhere; an answer
     already on its way is lost with the connection."""
+    left = w.budget.abandoned_requests
+    if left <= 0:  # first: with no budget (every scenario but a few) nothing else is looked at
+        return None
     cons: KConsumer = w.consumers[c]
     if not cons.awaiting or cons.paused or cons.status not in IN_GROUP:
         return None
     b = cons.coordinator
     if b is None or not w.brokers[b].up:
-        return None
-    left = w.budget.abandoned_requests
-    if left <= 0:
         return None
     i = link_index(cfg, c, b)
     ln = w.links[i]
