@@ -33,13 +33,20 @@ from typing import Any
 
 from groupcheck.checker.contract import Model
 from groupcheck.checker.result import Counterexample, Step, Verdict
-from groupcheck.checker.search import STOP_POLL_EVERY, StopHook, bfs, fingerprint_fn
+from groupcheck.checker.search import (
+    DEADLOCK,
+    STOP_POLL_EVERY,
+    StopHook,
+    _conditions,
+    _invariants,
+    bfs,
+    fingerprint_fn,
+)
 
 # feasible(init, actions, states): whether the path from ``init`` through ``actions`` (reaching ``states``)
 # can be given times satisfying its rules
 Feasible = Callable[[Any, Sequence[Any], Sequence[Any]], bool]
 DEFAULT_MAX_PATHS = 20_000
-DEADLOCK = "deadlock"
 
 
 @dataclass(frozen=True, slots=True)
@@ -100,15 +107,13 @@ def timed_search(
     the module's docstring for the method and the verdicts. ``max_depth`` bounds the paths' length: a
     search that ran out of paths only because of it ends with ``stopped_by == "depth"`` (exhaustive within
     that depth: a scenario that declares the bound claims no more)."""
-    props = [
-        p for p in model.properties() if p.kind == "always" and (properties is None or p.name in properties)
-    ]
+    first = _conditions(tuple(_invariants(model, properties)))  # the search's own property check
     key = fingerprint_fn(model, symmetry)
 
     def violated(state: Any, succs: int | None) -> str | None:
-        for p in props:
-            if not p.holds(state):
-                return p.name
+        why = first(state)
+        if why is not None:
+            return why
         if check_deadlock and succs == 0 and not model.is_terminal(state):
             return DEADLOCK
         return None
