@@ -180,22 +180,29 @@ def timed_verdict(
     max_paths: int | None = None,
     depth_declared: bool = False,
     should_stop: StopHook | None = None,
-) -> tuple[Result, TimedResult | None, tuple[str, ...]]:
+) -> tuple[Result, TimedResult | None, tuple[str, ...], TimingReport | None]:
     """The verdict over timed behaviours only (issue 28, :mod:`groupcheck.checker.timed`), from the
-    untimed search's ``result``: the result to report, the path search's figures if it ran, and notes.
+    untimed search's ``result``: the result to report, the path search's figures if it ran, notes, and
+    the timing of the reported counterexample when it was solved here (so it is not solved twice).
     Paths are as long as the scenario's depth bound at most; ``depth_declared``: the scenario's file
     declares it, so a search that ran out of paths within it holds (within that depth)."""
     if result.verdict == Verdict.HOLDS:
-        return result, None, (TIMED_UNTIMED_HOLDS,)
+        return result, None, (TIMED_UNTIMED_HOLDS,), None
     if result.verdict != Verdict.VIOLATED or result.counterexample is None:
-        return result, None, ()
-    if trace_timing(sc, result.counterexample).feasible:
-        return result, None, (TIMED_FEASIBLE,)
+        return result, None, (), None
+    timing = trace_timing(sc, result.counterexample)
+    if timing.feasible:
+        return result, None, (TIMED_FEASIBLE,), timing
     if liveness or result.counterexample.loop is not None:
         # a lasso is timed, never searched for; and with liveness properties checked, the timed search
         # (invariants only) could not answer for them
         why = "timed-lasso" if result.counterexample.loop is not None else "timed-liveness"
-        return replace(result, verdict=Verdict.INCOMPLETE, counterexample=None, stopped_by=why), None, ()
+        return (
+            replace(result, verdict=Verdict.INCOMPLETE, counterexample=None, stopped_by=why),
+            None,
+            (),
+            None,
+        )
     invariants = [p.name for p in model.properties() if p.kind == "always" and p.name in sc.properties]
     start = time.perf_counter()
     found = timed_search(
@@ -225,12 +232,13 @@ def timed_verdict(
 
     if found.verdict == Verdict.VIOLATED:
         assert found.counterexample is not None
-        if not trace_timing(sc, found.counterexample).feasible:  # never seen: a path no rule could read
+        timing = trace_timing(sc, found.counterexample)
+        if not timing.feasible:  # never seen: a path no rule could read
             lost = replace(result, verdict=Verdict.INCOMPLETE, counterexample=None, stopped_by="timed-unread")
-            return lost, found, (said,)
-        return replace(result, stats=stats, counterexample=found.counterexample), found, (said,)
+            return lost, found, (said,), None
+        return replace(result, stats=stats, counterexample=found.counterexample), found, (said,), timing
     if found.verdict == Verdict.HOLDS or (found.stopped_by == "depth" and depth_declared):
-        return replace(result, verdict=Verdict.HOLDS, stats=stats, counterexample=None), found, (said,)
+        return replace(result, verdict=Verdict.HOLDS, stats=stats, counterexample=None), found, (said,), None
     return (
         replace(
             result,
@@ -243,6 +251,7 @@ def timed_verdict(
         ),
         found,
         (said,),
+        None,
     )
 
 
@@ -459,9 +468,9 @@ def check_scenario(
     if result.stopped_by == "depth" and declared_depth and not liveness:
         # the scenario's own claim is bounded by this depth: exhaustive within it
         result = replace(result, verdict=Verdict.HOLDS, stopped_by=None)
-    timed_found, timed_notes = None, ()
+    timed_found, timed_notes, timing = None, (), None
     if sc.timed:
-        result, timed_found, timed_notes = timed_verdict(
+        result, timed_found, timed_notes, timing = timed_verdict(
             sc,
             model,
             result,
@@ -472,7 +481,8 @@ def check_scenario(
             should_stop=should_stop,
         )
     trace_dir = None
-    timing = None if result.counterexample is None else trace_timing(sc, result.counterexample)
+    if timing is None and result.counterexample is not None:
+        timing = trace_timing(sc, result.counterexample)
     if result.counterexample is not None and out_dir is not None:
         trace_dir = out_dir / sc.name
         write_bundle(timed_document(trace_document(sc, result), timing), trace_dir)
