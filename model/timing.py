@@ -338,6 +338,19 @@ def taken_within(
     return out
 
 
+def handled_within(
+    view: TraceView, j: int, end: int, b: int, c: int, handle: str, says: Callable[[int, int], str]
+) -> list[Constraint]:
+    """The network rule of a request step ``j`` sends from consumer ``c`` to broker ``b``: in the steps up
+    to ``end`` (while it waits), each run in which ``b``'s ``handle`` step could take it is over within
+    network_delay_max_ms (:func:`taken_within`; ``says`` words each constraint)."""
+
+    def could(i: int) -> bool:
+        return any(a.name == handle and a.args[:2] == (b, c) for a in view.enabled(i))
+
+    return taken_within(view, j, end, could, Lin.of("network_delay_max_ms"), says, "network-delay")
+
+
 def bounded(
     name: str, text: str, setting: str, holds: Callable[[Any, Sequence[int]], bool], what: str
 ) -> Rule:

@@ -23,7 +23,7 @@ from groupcheck.model.protocols.kip848.state import IN_GROUP, M_UNREVOKED
 from groupcheck.model.protocols.seed.timing import CONSUMER_PAUSE, LOAD
 from groupcheck.model.shared.network import link
 from groupcheck.model.shared.state import STEADY
-from groupcheck.model.timing import Constraint, Lin, Rule, TraceView, run_start, taken_within
+from groupcheck.model.timing import Constraint, Lin, Rule, TraceView, handled_within, run_start
 
 __all__ = ["ABANDONED", "CONSUMER_PAUSE", "DELIVERY", "LOAD", "REBALANCE", "REQUEST_TIMEOUT", "SESSION"]
 
@@ -288,20 +288,17 @@ def _delivered(view: TraceView, j: int) -> Iterable[Constraint]:
         view.n + 1,
     )
 
-    def could(i: int) -> bool:
-        return any(a.name == handle and a.args[:2] == (b, c) for a in view.enabled(i))
-
-    return taken_within(
+    return handled_within(
         view,
         j,
         end,
-        could,
-        Lin.of("network_delay_max_ms"),
+        b,
+        c,
+        handle,
         lambda r, stop: (
             f"{_b(b)} could take {act.actor}'s {spec.request} (sent at step {j}) from step {r}: "
             f"it is taken, or stops waiting, within network_delay_max_ms (by step {stop})"
         ),
-        "network-delay",
     )
 
 

@@ -19,7 +19,15 @@ from typing import Any
 from groupcheck.model.protocols.seed.coordinator import expiry_cause
 from groupcheck.model.shared.network import link
 from groupcheck.model.shared.state import CATCHUP, MEMBER, PREPARE, SERVING, STEADY
-from groupcheck.model.timing import Constraint, Lin, Rule, TraceView, bounded, run_start, taken_within
+from groupcheck.model.timing import (
+    Constraint,
+    Lin,
+    Rule,
+    TraceView,
+    bounded,
+    handled_within,
+    run_start,
+)
 
 
 def _c(c: int) -> str:
@@ -389,20 +397,17 @@ def _delivered(view: TraceView, j: int) -> Iterable[Constraint]:
         view.n + 1,
     )
 
-    def could(i: int) -> bool:
-        return any(a.name == handle and a.args[:2] == (b, c) for a in view.enabled(i))
-
-    return taken_within(
+    return handled_within(
         view,
         j,
         end,
-        could,
-        Lin.of("network_delay_max_ms"),
+        b,
+        c,
+        handle,
         lambda r, stop: (
             f"{_b(b)} could handle {act.actor}'s {spec.request} (sent at step {j}) from step {r}: it "
             f"is handled, or stops waiting, within network_delay_max_ms (by step {stop})"
         ),
-        "network-delay",
     )
 
 
