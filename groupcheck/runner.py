@@ -16,8 +16,8 @@ from groupcheck.checker import Result, Stats, Verdict, bfs
 from groupcheck.checker.estimate import Estimate, estimate_size
 from groupcheck.checker.liveness import SYMMETRY_NOTE, check_liveness
 from groupcheck.checker.parallel import parallel_bfs
-from groupcheck.checker.reduction import REDUCE_NOTE, REDUCE_OFF_NOTE
-from groupcheck.checker.search import StopHook
+from groupcheck.checker.reduction import REDUCE_IDLE_NOTE, REDUCE_NOTE, REDUCE_OFF_NOTE, Reduction
+from groupcheck.checker.search import StopHook, _invariants
 from groupcheck.checker.spark import DEFAULT_MASTER, spark_bfs
 from groupcheck.checker.timed import DEFAULT_MAX_PATHS, TimedResult, timed_search
 from groupcheck.model import GroupModel
@@ -491,6 +491,8 @@ def check_scenario(
     notes = sc.notes + ((SYMMETRY_NOTE,) if liveness and symmetry else ())
     if reduce:
         notes += (REDUCE_OFF_NOTE,) if liveness else (REDUCE_NOTE,)
+        if not liveness and not Reduction(model, _invariants(model, sc.properties)).qualifying:
+            notes += (REDUCE_IDLE_NOTE,)  # a switch that never came into play says so
     notes += timed_notes
     return CheckOutcome(sc, result, trace_dir, vacuity(sc, result), notes, timing, timed=timed_found)
 

@@ -440,3 +440,26 @@ def test_no_finer_grain_lets_a_consumer_or_broker_of_the_tlc_comparison_qualify(
         assert not actors & set(bench.qualifying_without(red, bench.GRAIN | set(extra))), extra
     expanded, reduced, _ = _stubborn_figures(bench, GroupModel(sc.config), list(sc.properties), 3_000)
     assert expanded > 1_000 and reduced == 0
+
+
+def test_reduce_says_when_it_reduced_nothing() -> None:
+    """--reduce on a scenario where no unit qualifies says the search was the full one (a switch that
+    never came into play says so); where a unit qualifies (the toy's independent consumers), it does not."""
+    from groupcheck.checker.reduction import REDUCE_IDLE_NOTE
+    from groupcheck.model.scenario import scenario_from_data
+
+    from groupcheck.runner import check_scenario
+
+    idle = check_scenario(ROOT / "specs" / "failover-in-phase-2.toml", reduce=True)
+    assert REDUCE_IDLE_NOTE in idle.notes
+    assert REDUCE_IDLE_NOTE not in check_scenario(ROOT / "specs" / "failover-in-phase-2.toml").notes
+    toy = _toy(limit=2, cycle=False, two=False, watch=False)
+    data = {
+        "name": "toy",
+        "protocol": toy,
+        "group": {"consumers": 2, "brokers": 2, "start": "empty"},
+        "check": {"properties": PROPS},
+    }
+    busy = check_scenario(scenario_from_data(data, "toy.toml"), reduce=True)
+    assert busy.result.verdict == Verdict.HOLDS
+    assert REDUCE_IDLE_NOTE not in busy.notes
