@@ -82,6 +82,7 @@ from groupcheck.checker.checkpoint import (
 from groupcheck.checker.contract import Model
 from groupcheck.checker.errors import CheckerError, ModelError
 from groupcheck.checker.fingerprint import validate_canonical
+from groupcheck.checker.reduction import Reduction
 from groupcheck.checker.result import Coverage, Result, Stats, Verdict
 from groupcheck.checker.search import (
     DEADLOCK,
@@ -364,6 +365,7 @@ def spark_bfs(
     run_key: str = "",
     progress: Callable[[Stats], None] | None = None,
     should_stop: StopHook | None = None,
+    reduce: bool = False,
 ) -> Result:
     """:func:`checker.search.bfs` on Spark. ``build()`` must return the model in any process (it is
     shipped to executors); ``spark`` reuses a session, else one is started for ``master``. Verdict,
@@ -379,9 +381,17 @@ def spark_bfs(
     directory. ``run_key`` names what was explored (the scenario's table); a run directory of another
     key, engine setting, property set or format is refused, and so is anything that does not match its
     digests (:class:`CheckpointError`, one line naming the file). ``progress`` is called after every
-    level with the statistics so far."""
+    level with the statistics so far.
+
+    ``reduce``: the partial-order reduction of :func:`checker.search.bfs` (:mod:`checker.reduction`),
+    chosen alike: each state's candidate ample sets are computed where it is expanded, every candidate's
+    successors are looked up in the visited set as it stood before the level (levels up to the state's:
+    the cycle proviso C3), and the first candidate none of whose successors is known is taken, else every
+    successor. Two more shuffles a level; the same counts and counterexample as in one process."""
     model = build()
     invariants = _invariants(model, properties)  # unknown property names fail here, on the driver
+    if reduce:
+        Reduction(model, invariants)  # a model without footprints is refused here, on the driver
     fp_of = fingerprint_fn(model, symmetry)
     props = list(properties) if properties is not None else None
     inits: dict[int, Any] = {}
@@ -399,6 +409,8 @@ def spark_bfs(
         "deadlock": check_deadlock,
         "max_depth": max_depth,
     }
+    if reduce:  # only when on: a run recorded before the reduction existed keeps its identity
+        identity["reduce"] = True
     meta: dict[str, Any] | None = None
     if resume:  # everything in the directory is verified before Spark starts or anything is replayed
         if ckpt is None:
@@ -422,6 +434,54 @@ def spark_bfs(
             m = build()
             got = holder["m"] = (m, fingerprint_fn(m, symmetry), _invariants(m, props))
         return got  # type: ignore[no-any-return]
+
+    def reducer_here() -> Reduction:
+        """This executor process's reduction (its static half), built once."""
+        got = holder.get("r")
+        if got is None:
+            m, _, invs = model_here()
+            got = holder["r"] = Reduction(m, invs)
+        return got  # type: ignore[no-any-return]
+
+    def expand_candidates(
+        fired_before: frozenset[str], rows: Iterator[tuple[int, Any]]
+    ) -> Iterator[tuple[int, tuple[Any, ...]]]:
+        """--reduce, first half of a level: (fp, (parent, action, state)) -> (fp, (successors, the action
+        indices of each candidate ample set)), then the summary row keyed -1 as in
+        :func:`expand_partition` (no successor counted yet: the second half counts those taken)."""
+        m, fp_fn, _ = model_here()
+        red = reducer_here()
+        cover = CoverageCounter(m)
+        cover.pending = [p for p in cover.pending if p.name not in fired_before]
+        dead = -1
+        for fp, (_, _, state) in rows:
+            succ = expand(m, state, fp_fn, cover)
+            if not succ and check_deadlock and not m.is_terminal(state) and (dead < 0 or fp < dead):
+                dead = fp
+            cands = [frozenset(i for i, _, _ in c) for c in red.candidates(state, succ)]
+            yield (fp, (succ, cands))
+        yield (-1, ("#", 0, dead, cover.counts, tuple(sorted(cover.fired))))
+
+    def probes(row: tuple[int, tuple[Any, ...]]) -> Iterator[tuple[int, tuple[int, int]]]:
+        """(successor fp, (state fp, candidate index)) for every successor of every candidate."""
+        fp, (succ, cands) = row
+        for k, cand in enumerate(cands):
+            for i, _, nfp in succ:
+                if i in cand:
+                    yield (nfp, (fp, k))
+
+    def take(rows: Iterator[tuple[int, Any]]) -> Iterator[tuple[int, tuple[Any, ...]]]:
+        """--reduce, second half: (fp, ((successors, candidates), the candidates with a known successor))
+        -> the successors taken, as :func:`expand_partition` yields them, then a summary row counting them."""
+        n = 0
+        for fp, ((succ, cands), blocked) in rows:
+            known = blocked or ()
+            chosen = next((c for k, c in enumerate(cands) if k not in known), None)
+            for i, nxt, nfp in succ:
+                if chosen is None or i in chosen:
+                    n += 1
+                    yield (nfp, (fp, i, nxt))
+        yield (-1, ("#", n, -1, {}, ()))
 
     def expand_partition(
         fired_before: frozenset[str], rows: Iterator[tuple[int, Any]]
@@ -551,8 +611,26 @@ def spark_bfs(
                 if stopped_by is not None:
                     break
             # one shuffle (successors to their owners, reduced) and one job per level
-            expand_level = functools.partial(expand_partition, frozenset(fired))
-            succ = frontier.mapPartitions(expand_level).reduceByKey(merge, n_parts)
+            if reduce:  # two more: candidates' successors to their owners, what is known back
+                expanded = frontier.mapPartitions(
+                    functools.partial(expand_candidates, frozenset(fired)), preservesPartitioning=True
+                ).persist()
+                states = expanded.filter(lambda kv: kv[0] != -1)
+                known = (
+                    states.flatMap(probes)
+                    .join(visited, n_parts)
+                    .map(lambda kv: kv[1][0])
+                    .distinct(n_parts)
+                    .groupByKey(n_parts)
+                    .mapValues(frozenset)
+                )
+                taken = states.leftOuterJoin(known, n_parts).mapPartitions(take)
+                summary_a = expanded.filter(lambda kv: kv[0] == -1)
+                succ = taken.union(summary_a).reduceByKey(merge, n_parts)
+                cached.append(expanded)
+            else:
+                expand_level = functools.partial(expand_partition, frozenset(fired))
+                succ = frontier.mapPartitions(expand_level).reduceByKey(merge, n_parts)
             new = succ.subtractByKey(visited, n_parts).persist()
             report = new.mapPartitions(check_partition).collect()
             summary = next(r for r in report if r[0] == "#")
@@ -564,6 +642,8 @@ def spark_bfs(
                 violations.append((depth, summary[2], DEADLOCK))
             violations += [(depth + 1, r[1], r[2]) for r in report if r[0] == "bad"]
             count = sum(r[1] for r in report if r[0] == "n")
+            if reduce:
+                cached.pop().unpersist()  # this level's expansions: its successors are in `new`
             cached[0].unpersist()  # the previous level's states: expanded, their links kept
             cached[0] = new
             frontier = new.filter(lambda kv: kv[0] != -1)

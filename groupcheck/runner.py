@@ -403,7 +403,7 @@ def check_scenario(
     ``checkpoint`` if given (one process or Spark); ``resume`` continues the run found there, after
     checking its digests and replaying its states. ``should_stop`` is asked now and then during the
     search and stops it with the reason it returns ("time", "memory", "interrupted"). ``reduce``: the
-    partial-order reduction (:mod:`groupcheck.checker.reduction`; one process or ``workers``, not Spark),
+    partial-order reduction (:mod:`groupcheck.checker.reduction`; every engine reduces alike),
     off for liveness (said in the notes). ``timed`` (or the scenario's ``[timing] check``): the verdict over
     timed behaviours only (:func:`timed_verdict`), with at most ``timed_paths`` path prefixes timed."""
     declared = scenario if isinstance(scenario, Scenario) else load_scenario(scenario)
@@ -426,8 +426,6 @@ def check_scenario(
     liveness = any(p.is_liveness for p in model.properties() if p.name in sc.properties)
     if liveness and (engine == "spark" or workers > 1):
         raise ValueError("liveness properties are checked in one process: drop --workers / --engine spark")
-    if reduce and engine == "spark":
-        raise ValueError("--reduce runs in one process or with --workers, not on Spark")
     reducing = {"reduce": True} if reduce and not liveness else {}
     if engine == "spark":
         if workers > 1:
@@ -442,6 +440,7 @@ def check_scenario(
             progress=progress,
             should_stop=should_stop,
             **bounds,
+            **reducing,
         )
     elif workers > 1:
         if checkpoint is not None:
