@@ -3,6 +3,7 @@
     python benchmarks/reduction.py [--only NAME ...] [--max-states N] [--tlc] [--skip-unreduced]
     python benchmarks/reduction.py --why N [--only NAME ...] [--tlc]
     python benchmarks/reduction.py --ceiling [--only NAME ...] [--tlc]
+    python benchmarks/reduction.py --oracle K [--only NAME ...] [--tlc] [--max-states N]
 
 Per scenario (safety scenarios; a liveness scenario is not reduced): distinct states of the full and of
 the reduced search, the factor (full / reduced), CPU seconds of each (this process's own CPU time: on a
@@ -30,17 +31,27 @@ out, and which actions of different units are enabled together most often.
 C2) did not count (``grain``), and with a consumer's (``+c``) or a broker's (``+b``) own record set aside
 too. A finer split of a part removes only some of its conflicts, so ``none`` under ``grain`` means no
 refinement of links, history, budget or property reads can make a unit of that scenario qualify.
+
+``--oracle K`` measures the model rather than the declarations: the full search against one where an
+*optimistic, unsound oracle* (:class:`OptimisticOracle`) stands in for the reduction, offering a unit's
+enabled steps as an ample set when, checked semantically at the state and at every state up to ``K - 1``
+steps outside the set away, each is enabled, keeps every checked invariant's value and commutes with every
+other enabled step. Its factor is a ceiling on what any ample-set method of these units could give (a
+sound one must look at every depth); ``VERDICTS DIFFER`` marks where the oracle lost a violation, as it
+does at ``K = 1``. docs/MODEL.md gives the figures.
 """
 
 from __future__ import annotations
 
 import argparse
+import math
 import sys
 import time
 from collections import Counter
 from pathlib import Path
 
-from groupcheck.checker.reduction import Reduction
+import groupcheck.checker.search as search_module
+from groupcheck.checker.reduction import Reduction, _kind, unit_of
 from groupcheck.checker.search import _invariants, bfs
 from groupcheck.model.group import GroupModel
 from groupcheck.model.scenario import load_scenario
@@ -332,14 +343,88 @@ def why_histogram(model: GroupModel, props: list[str], states: int) -> str:
     return "\n".join(lines)
 
 
+class OptimisticOracle:
+    """NOT SOUND, a measuring stick only (``--oracle``): the reduction an ideal state-dependent method
+    could at best give with ``--reduce``'s units. At each state it offers as ample sets each unit's
+    enabled steps (as ``--reduce`` does; single steps, a finer grain, give far larger and looser
+    figures), when every such step (a) commutes *at this state* with every enabled step outside the
+    set (both orders enabled, the same world after both: one step of lookahead, where a sound method
+    must also rule out steps of other units that become enabled later) and (b) keeps every checked
+    invariant's value *at this state* (a sound method needs it on every state the step can be postponed
+    to). The search applies C3 as for ``--reduce``. Plugged in where ``bfs(reduce=True)`` builds its
+    :class:`Reduction` (same interface: ``candidates``)."""
+
+    def __init__(self, model: GroupModel, invariants: list) -> None:  # type: ignore[type-arg]
+        self.model, self.invariants = model, list(invariants)
+        self.spec_of = {(s.name, s.actor): s for s in model.protocol.actions}
+
+    grain = "unit"  # "step": each enabled step alone is offered too (before the units)
+    depth = 1  # states checked: the state itself (1), and those up to depth - 1 other steps away
+
+    def _independent(self, state: object, group: frozenset) -> bool:  # type: ignore[type-arg]
+        """Every step of ``group`` is enabled, invisible and commutes with every other enabled step, at
+        ``state`` and at every state up to ``depth - 1`` steps outside ``group`` away."""
+        model, fp = self.model, self.model.fingerprint
+        frontier, seen = [state], {fp(state)}
+        for level in range(self.depth):
+            deeper = []
+            for here in frontier:
+                after = {}
+                for a in group:
+                    nxt = model.next_state(here, a)
+                    if nxt is None or any(p.holds(nxt) != p.holds(here) for p in self.invariants):
+                        return False
+                    after[a] = nxt
+                for b in model.actions(here):
+                    if b in group:
+                        continue
+                    nb = model.next_state(here, b)
+                    if nb is None:
+                        continue
+                    for a, na in after.items():
+                        ab, ba = model.next_state(na, b), model.next_state(nb, a)
+                        if ab is None or ba is None or fp(ab) != fp(ba):
+                            return False
+                    if level + 1 < self.depth and fp(nb) not in seen:
+                        seen.add(fp(nb))
+                        deeper.append(nb)
+            frontier = deeper
+        return True
+
+    def candidates(self, state: object, succ: list) -> list:  # type: ignore[type-arg]
+        if len(succ) < 2:
+            return []
+        acts = list(self.model.actions(state))
+        by_unit: dict[tuple[object, ...], list] = {}  # type: ignore[type-arg]
+        for item in succ:
+            act = acts[item[0]]
+            spec = self.spec_of[(act.name, _kind(act.actor))]
+            by_unit.setdefault(unit_of(spec.actor, spec.over, act.args), []).append(item)
+        groups = [g for g in by_unit.values() if len(g) < len(succ)]
+        if self.grain == "step":
+            groups = [[item] for item in succ] + [g for g in groups if len(g) > 1]
+        out = [g for g in groups if self._independent(state, frozenset(acts[i] for i, _, _ in g))]
+        out.sort(key=lambda g: (len(g), sorted(f for _, _, f in g)))
+        return out
+
+
 def _search(
-    model: GroupModel, props: list[str], deadlock: bool, reduce: bool, cap: int | None
+    model: GroupModel, props: list[str], deadlock: bool, reduce: bool, cap: int | None, oracle: int = 0
 ) -> tuple[int, str, float]:
     t0 = time.process_time()
-    r = bfs(model, properties=props, check_deadlock=deadlock, reduce=reduce, max_states=cap)
+    real = search_module.Reduction
+    if oracle:
+        OptimisticOracle.depth = oracle
+        search_module.Reduction = OptimisticOracle  # type: ignore[misc,assignment]
+    try:
+        r = bfs(model, properties=props, check_deadlock=deadlock, reduce=reduce or oracle, max_states=cap)
+    finally:
+        search_module.Reduction = real  # type: ignore[misc]
     return (
         r.stats.distinct_states,
-        r.verdict.value + (f" {r.stopped_by}" if r.stopped_by else ""),
+        r.verdict.value
+        + (f" {r.property}" if r.property else "")
+        + (f" {r.stopped_by}" if r.stopped_by else ""),
         time.process_time() - t0,
     )
 
@@ -349,6 +434,14 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--only", nargs="+", metavar="NAME", help="these scenarios (names in specs/ or paths)")
     ap.add_argument("--max-states", type=int, default=None, help="bound every search (then 'incomplete')")
     ap.add_argument("--tlc", action="store_true", help="also benchmarks/tlc-comparison.toml")
+    ap.add_argument(
+        "--oracle",
+        type=int,
+        default=0,
+        metavar="K",
+        help="the full search against an optimistic, unsound oracle that checks independence K steps "
+        "deep (1: at the state only): a ceiling, not a reduction",
+    )
     ap.add_argument("--skip-unreduced", action="store_true", help="no search where no unit qualifies")
     ap.add_argument(
         "--ceiling",
@@ -400,20 +493,25 @@ def main(argv: list[str] | None = None) -> int:
             continue
         red = Reduction(model, _invariants(model, sc.properties))
         why = ",".join("".join(map(str, u)) for u in sorted(red.qualifying)) or _blockers(red)
-        if not red.qualifying and args.skip_unreduced:
+        if args.oracle:
+            why = f"optimistic oracle, {args.oracle} deep (unsound): a ceiling"
+        elif not red.qualifying and args.skip_unreduced:
             print(f"{name:<58} {'-':>9} {'-':>9} {'1.00':>6} {'-':>8} {'-':>8}  none qualifies: {why}")
             factors.append(1.0)
             continue
         props, dl = list(sc.properties), sc.check_deadlock
         full, v_full, cpu_full = _search(model, props, dl, False, args.max_states)
-        reduced, v_red, cpu_red = _search(GroupModel(sc.config), props, dl, True, args.max_states)
+        reduced, v_red, cpu_red = _search(
+            GroupModel(sc.config), props, dl, not args.oracle, args.max_states, oracle=args.oracle
+        )
         factor = full / reduced if reduced else float("nan")
         factors.append(factor)
         same = "" if v_full == v_red else f" VERDICTS DIFFER: {v_full} / {v_red}"
         cpu = f"{cpu_full:>8.2f} {cpu_red:>8.2f}"
         print(f"{name:<58} {full:>9,} {reduced:>9,} {factor:>6.2f} {cpu}  {why}{same}", flush=True)
     if factors:
-        print(f"{len(factors)} scenarios; largest factor {max(factors):.2f}")
+        geo = math.exp(sum(math.log(f) for f in factors) / len(factors))
+        print(f"{len(factors)} scenarios; largest factor {max(factors):.2f}; geometric mean {geo:.2f}")
     return 0
 
 
