@@ -451,7 +451,16 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--why", type=int, metavar="N", help="the blocking histogram over the first N states")
     args = ap.parse_args(argv)
     if args.only:
-        paths = [Path(n).resolve() if n.endswith(".toml") else ROOT / f"specs/{n}.toml" for n in args.only]
+        paths = []
+        for n in args.only:
+            found = [
+                p
+                for p in (Path(n).resolve(), ROOT / "specs" / f"{n}.toml", ROOT / "benchmarks" / f"{n}.toml")
+                if p.suffix == ".toml" and p.is_file()
+            ]
+            if not found:
+                ap.error(f"--only {n}: no such scenario (a file, or a name in specs/ or benchmarks/)")
+            paths.append(found[0])
     else:
         paths = sorted((ROOT / "specs").rglob("*.toml"))
     if args.tlc:
