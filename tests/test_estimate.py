@@ -163,3 +163,45 @@ def test_a_search_bounded_by_max_states_is_not_estimated_unless_asked(tmp_path: 
     assert json.loads(bounded.read_text())[0]["estimate"] is None
     assert main(["check", scenario, "--max-states", "100000", "--estimate", "--json", str(asked)]) == 0
     assert json.loads(asked.read_text())[0]["estimate"] is not None
+
+
+# a newcomer's design question (issue 31): 3 consumers, a GC pause and an unpinned coordinator failover
+THREE_CONSUMERS_GC_FAILOVER = """
+name = "dq1"
+description = "three consumers, a GC pause and an unpinned coordinator failover"
+[group]
+consumers = 3
+brokers = 2
+topics = { t0 = 1 }
+records_per_partition = 2
+start = "empty"
+[faults]
+coordinator_failovers = 1
+gc_pauses = 1
+[check]
+properties = [
+    "single-owner", "no-stale-commit", "generation-monotonic", "no-lost-commit", "complete-assignment",
+    "single-active-coordinator", "instance-unique", "no-duplicate-processing",
+]
+"""
+# distinct states its search had stored when 900 s stopped it, at depth 29 with 1.7 M states queued
+THREE_CONSUMERS_AT_LEAST = 6_267_389
+
+
+def test_a_large_space_of_three_consumers_is_foretold_before_the_search(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The estimate was 42 k (so not printed) for a space of more than 6.2 million states: every population
+    of walks beyond the prefix started where the measuring walks ended, no uniform sample of the prefix's
+    last level (the first level beyond came out 0.38 of its size). It must be printed, with the time limit
+    that will stop the search first, and its range must hold the states the search is known to reach."""
+    scenario = tmp_path / "dq1.toml"
+    scenario.write_text(THREE_CONSUMERS_GC_FAILOVER)
+    summary = tmp_path / "s.json"
+    main(["check", str(scenario), "--max-time", "1", "--json", str(summary)])
+    out = capsys.readouterr().out
+    assert "dq1: before searching, an estimate: about" in out
+    assert "the time limit 1 s will probably stop it first" in out
+    est = json.loads(summary.read_text())[0]["estimate"]
+    assert est["states"] >= 1_000_000, est
+    assert est["low"] <= THREE_CONSUMERS_AT_LEAST <= est["high"], est
