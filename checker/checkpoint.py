@@ -165,8 +165,14 @@ def read_sealed(directory: Path) -> dict[str, Any]:
     return meta
 
 
+# settings an engine records only when on (a run recorded before they existed keeps its identity): a run
+# that has one must be resumed with it, and one without it without it
+OPTIONAL_SETTINGS = ("reduce",)
+
+
 def check_identity(directory: Path, meta: dict[str, Any], identity: dict[str, Any]) -> None:
-    for key, want in identity.items():
+    for key in (*identity, *(k for k in OPTIONAL_SETTINGS if k not in identity)):
+        want = identity.get(key)
         if meta.get(key) != want:
             what = "another scenario" if key == "key" else f"{key} = {meta.get(key)!r}, not {want!r}"
             raise CheckpointError(f"{directory / RUN_FILE}: a run of {what}")

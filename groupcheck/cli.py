@@ -281,7 +281,8 @@ def _check_run_dirs(args: argparse.Namespace, scenarios: list[Scenario]) -> None
             raise CheckerError(f"{where}: no such run directory")
         fmt = RUN_FORMAT if args.engine == "spark" else LOCAL_FORMAT
         key = run_key(as_checked(sc, args.max_depth, args.max_states))
-        check_identity(where, read_sealed(where), {"format": fmt, "key": key})
+        reduced = True if args.reduce else None  # as the engines record it: only when on
+        check_identity(where, read_sealed(where), {"format": fmt, "key": key, "reduce": reduced})
 
 
 def _json_to_stdout(command: Callable[[argparse.Namespace], int]) -> Callable[[argparse.Namespace], int]:

@@ -123,3 +123,25 @@ def test_a_run_stopped_before_its_first_level_resumes(tmp_path: Path) -> None:
     for key in ("verdict", "distinct_states", "states_generated", "depth", "coverage", "exit"):
         assert resumed[key] == whole[key], key
     assert (run / "level-00001.bin").exists()
+
+
+def test_a_reduced_run_resumes_only_reduced(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """--reduce is part of what a run directory explored: a reduced run resumed without it would mix a
+    reduced and a full search (counts of neither), so it is refused, as a full run resumed with it is."""
+    reduced = tmp_path / "reduced"
+    row = _check(
+        [str(ZOMBIE), "--reduce", "--max-states", "700", "--checkpoint", str(reduced)], tmp_path / "r.json"
+    )
+    assert row["stopped_by"] == "states"
+    assert main(["check", str(ZOMBIE), "--resume", str(reduced)]) == 2
+    err = capsys.readouterr().err.strip()
+    assert len(err.splitlines()) == 1 and "reduce = True, not None" in err
+    assert (
+        main(["check", str(ZOMBIE), "--reduce", "--resume", str(reduced), "--json", str(tmp_path / "x.json")])
+        == 0
+    )
+    full = tmp_path / "full"
+    _check([str(ZOMBIE), "--max-states", "700", "--checkpoint", str(full)], tmp_path / "f.json")
+    capsys.readouterr()
+    assert main(["check", str(ZOMBIE), "--reduce", "--resume", str(full)]) == 2
+    assert "reduce = None, not True" in capsys.readouterr().err
