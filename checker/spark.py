@@ -18,6 +18,12 @@ partition: the visited set never moves. Per level:
    violations;
 5. the new states' parent links join the visited set, the new states become the frontier.
 
+With ``reduce`` (the partial-order reduction, :mod:`checker.reduction`), step 1 also lists each state's
+candidate ample sets and keeps its successors (memory, then disk); every candidate's successors go to
+their owners' partitions and are looked up in the visited set as it stood before the level (a cogroup
+again: the visited set stays put), the hits come back to the states that asked, and each state passes on
+the successors of its first candidate without a hit, or all of them: two more shuffles a level.
+
 The engine-wide rules of :func:`checker.search.bfs` hold here too, so counts, depth, coverage and the
 counterexample are those of the in-process engine and of :mod:`checker.parallel`. A violation found while
 level ``d`` is expanded finishes that level (every state of it expanded, every new state of level
@@ -387,7 +393,8 @@ def spark_bfs(
     chosen alike: each state's candidate ample sets are computed where it is expanded, every candidate's
     successors are looked up in the visited set as it stood before the level (levels up to the state's:
     the cycle proviso C3), and the first candidate none of whose successors is known is taken, else every
-    successor. Two more shuffles a level; the same counts and counterexample as in one process."""
+    successor. Two more shuffles a level (the visited set does not move); the same counts and
+    counterexample as in one process."""
     model = build()
     invariants = _invariants(model, properties)  # unknown property names fail here, on the driver
     if reduce:
@@ -612,15 +619,18 @@ def spark_bfs(
                     break
             # one shuffle (successors to their owners, reduced) and one job per level
             if reduce:  # two more: candidates' successors to their owners, what is known back
+                from pyspark import StorageLevel
+
+                # keyed as the frontier (the summary row aside: it is only unioned into `succ`)
                 expanded = frontier.mapPartitions(
                     functools.partial(expand_candidates, frozenset(fired)), preservesPartitioning=True
-                ).persist()
+                ).persist(StorageLevel.MEMORY_AND_DISK)
                 states = expanded.filter(lambda kv: kv[0] != -1)
-                known = (
+                known = (  # partitioned as `visited` before the join: a cogroup that leaves it in place
                     states.flatMap(probes)
+                    .partitionBy(n_parts)
                     .join(visited, n_parts)
                     .map(lambda kv: kv[1][0])
-                    .distinct(n_parts)
                     .groupByKey(n_parts)
                     .mapValues(frozenset)
                 )

@@ -421,6 +421,31 @@ def test_subtracting_the_visited_set_moves_no_visited_data(spark: Any) -> None:
     assert sorted(new.keys().collect()) == list(range(20, 30))
 
 
+def test_looking_candidates_up_in_the_visited_set_moves_no_visited_data(spark: Any) -> None:
+    """--reduce's lookup (checker/spark.py): the candidates' successors, partitioned the engine's way, joined
+    with the visited set, then grouped back by the state that asked — two shuffles, none of them the
+    visited set's (without the partitionBy, the join's union would shuffle every visited link)."""
+    sc, n = spark.sparkContext, 4
+    visited = sc.parallelize([(i, (0, -1)) for i in range(10)], n).partitionBy(n).persist()
+    level = sc.parallelize([(i, (0, -1)) for i in range(10, 20)], n).partitionBy(n).mapValues(lambda v: v)
+    visited = visited.union(level.persist())
+    probes = sc.parallelize([(i, (100 + i % 3, i % 2)) for i in range(5, 30)], 3)
+    known = probes.partitionBy(n).join(visited, n).map(lambda kv: kv[1][0]).groupByKey(n)
+
+    def shuffles(rdd: Any) -> int:
+        return rdd.toDebugString().decode().count("ShuffledRDD")
+
+    def aware(rdd: Any) -> int:  # unions that keep their inputs' partitions in place (no shuffle)
+        return rdd.toDebugString().decode().count("PartitionerAwareUnionRDD")
+
+    assert shuffles(known) == shuffles(visited) + 2
+    assert aware(known) == aware(visited) + 1  # the join's union: the visited set stays put
+    unpartitioned = probes.join(visited, n).map(lambda kv: kv[1][0]).groupByKey(n)
+    assert aware(unpartitioned) == aware(visited)  # a plain union, shuffled with every visited link
+    got = {k: sorted(set(v)) for k, v in known.collect()}
+    assert got == {100 + r: sorted({i % 2 for i in range(5, 20) if i % 3 == r}) for r in range(3)}
+
+
 TINY = """
 name = "{name}"
 [group]
