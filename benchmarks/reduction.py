@@ -408,6 +408,11 @@ class OptimisticOracle:
         return out
 
 
+def _shown(path: Path) -> str:
+    """A scenario's name in the tables: relative to the repository when it is in it."""
+    return path.relative_to(ROOT).as_posix() if path.is_relative_to(ROOT) else str(path)
+
+
 def _search(
     model: GroupModel, props: list[str], deadlock: bool, reduce: bool, cap: int | None, oracle: int = 0
 ) -> tuple[int, str, float]:
@@ -442,6 +447,12 @@ def main(argv: list[str] | None = None) -> int:
         help="the full search against an optimistic, unsound oracle that checks independence K steps "
         "deep (1: at the state only): a ceiling, not a reduction",
     )
+    ap.add_argument(
+        "--oracle-grain",
+        choices=("unit", "step"),
+        default="unit",
+        help="with --oracle: offer a unit's enabled steps (unit), or also each enabled step alone (step)",
+    )
     ap.add_argument("--skip-unreduced", action="store_true", help="no search where no unit qualifies")
     ap.add_argument(
         "--ceiling",
@@ -450,6 +461,9 @@ def main(argv: list[str] | None = None) -> int:
     )
     ap.add_argument("--why", type=int, metavar="N", help="the blocking histogram over the first N states")
     args = ap.parse_args(argv)
+    if args.oracle < 0 or (args.oracle == 0 and args.oracle_grain != "unit"):
+        ap.error("--oracle K needs K >= 1 (the depth its independence is checked to)")
+    OptimisticOracle.grain = args.oracle_grain
     if args.only:
         paths = []
         for n in args.only:
@@ -477,9 +491,7 @@ def main(argv: list[str] | None = None) -> int:
                 ",".join("".join(map(str, u)) for u in qualifying_without(red, a)) or "none"
                 for a in CEILINGS.values()
             ]
-            print(
-                f"{path.relative_to(ROOT).as_posix():<70} " + " ".join(f"{c:>10}" for c in cells), flush=True
-            )
+            print(f"{_shown(path):<70} " + " ".join(f"{c:>10}" for c in cells), flush=True)
         return 0
     if args.why:
         for path in paths:
@@ -487,7 +499,7 @@ def main(argv: list[str] | None = None) -> int:
             model = GroupModel(sc.config)
             if any(p.is_liveness for p in model.properties() if p.name in sc.properties):
                 continue
-            print(path.relative_to(ROOT).as_posix())
+            print(_shown(path))
             print(why_histogram(model, list(sc.properties), args.why), flush=True)
         return 0
     head = f"{'scenario':<58} {'full':>9} {'reduced':>9} {'factor':>6} {'cpu full':>8} {'cpu red':>8}"
@@ -496,7 +508,7 @@ def main(argv: list[str] | None = None) -> int:
     for path in paths:
         sc = load_scenario(path)
         model = GroupModel(sc.config)
-        name = path.relative_to(ROOT).as_posix()
+        name = _shown(path)
         if any(p.is_liveness for p in model.properties() if p.name in sc.properties):
             print(f"{name:<58} {'(liveness: not reduced)':>30}")
             continue

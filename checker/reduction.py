@@ -42,10 +42,10 @@ REDUCE_NOTE = (
 )
 REDUCE_OFF_NOTE = "partial-order reduction is off for liveness: it keeps safety properties only"
 REDUCE_IDLE_NOTE = (
-    "the reduction reduced nothing here: no unit's steps are independent of every other unit's and "
-    "invisible to the checked properties (conditions C1 and C2 over the declared footprints), so the search "
-    "was the full one; `python benchmarks/reduction.py --why 3000 --only <scenario file>` shows what "
-    "blocks each unit"
+    "partial-order reduction on (--reduce), but it reduced nothing here: no unit's steps are independent "
+    "of every other unit's and invisible to the checked properties (conditions C1 and C2 over the "
+    "declared footprints), so the search was the full one; `python benchmarks/reduction.py --why 3000 "
+    "--only <scenario file>` shows what blocks each unit"
 )
 
 # A concrete part: ("c", i) consumer i, ("b", j) broker j, ("l", i, j) the link between them, or a

@@ -488,10 +488,11 @@ def check_scenario(
     elif out_dir is not None and not result.stopped_by:
         remove_stale_bundle(out_dir / sc.name)
     notes = sc.notes + ((SYMMETRY_NOTE,) if liveness and symmetry else ())
-    if reduce:
-        notes += (REDUCE_OFF_NOTE,) if liveness else (REDUCE_NOTE,)
-        if not liveness and not Reduction(model, _invariants(model, sc.properties)).qualifying:
-            notes += (REDUCE_IDLE_NOTE,)  # a switch that never came into play says so
+    if reduce and liveness:
+        notes += (REDUCE_OFF_NOTE,)
+    elif reduce:  # a switch that never came into play says so, instead of what it would have changed
+        idle = not Reduction(model, _invariants(model, sc.properties)).qualifying
+        notes += (REDUCE_IDLE_NOTE,) if idle else (REDUCE_NOTE,)
     notes += timed_notes
     return CheckOutcome(sc, result, trace_dir, vacuity(sc, result), notes, timing, timed=timed_found)
 

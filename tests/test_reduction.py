@@ -445,13 +445,13 @@ def test_no_finer_grain_lets_a_consumer_or_broker_of_the_tlc_comparison_qualify(
 def test_reduce_says_when_it_reduced_nothing() -> None:
     """--reduce on a scenario where no unit qualifies says the search was the full one (a switch that
     never came into play says so); where a unit qualifies (the toy's independent consumers), it does not."""
-    from groupcheck.checker.reduction import REDUCE_IDLE_NOTE
+    from groupcheck.checker.reduction import REDUCE_IDLE_NOTE, REDUCE_NOTE
     from groupcheck.model.scenario import scenario_from_data
 
     from groupcheck.runner import check_scenario
 
     idle = check_scenario(ROOT / "specs" / "failover-in-phase-2.toml", reduce=True)
-    assert REDUCE_IDLE_NOTE in idle.notes
+    assert REDUCE_IDLE_NOTE in idle.notes and REDUCE_NOTE not in idle.notes
     assert REDUCE_IDLE_NOTE not in check_scenario(ROOT / "specs" / "failover-in-phase-2.toml").notes
     toy = _toy(limit=2, cycle=False, two=False, watch=False)
     data = {
@@ -462,7 +462,7 @@ def test_reduce_says_when_it_reduced_nothing() -> None:
     }
     busy = check_scenario(scenario_from_data(data, "toy.toml"), reduce=True)
     assert busy.result.verdict == Verdict.HOLDS
-    assert REDUCE_IDLE_NOTE not in busy.notes
+    assert REDUCE_IDLE_NOTE not in busy.notes and REDUCE_NOTE in busy.notes
 
 
 def _toy_model(consumers: int, brokers: int, toy: dict[str, Any]) -> GroupModel:
