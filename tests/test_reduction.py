@@ -13,6 +13,7 @@ from __future__ import annotations
 import functools
 import json
 import sys
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -471,13 +472,14 @@ def _toy_model(consumers: int, brokers: int, toy: dict[str, Any]) -> GroupModel:
 
 
 @pytest.fixture(scope="module")
-def spark() -> Any:
+def spark() -> Iterator[Any]:
     from groupcheck.checker.spark import spark_session
     from pyspark import cloudpickle
 
     # the toy protocol lives in this test module: its functions travel by value to the executors
     cloudpickle.register_pickle_by_value(sys.modules[__name__])
-    return spark_session("local[2]")
+    yield spark_session("local[2]")
+    cloudpickle.unregister_pickle_by_value(sys.modules[__name__])
 
 
 @pytest.mark.parametrize(
