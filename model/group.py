@@ -14,7 +14,7 @@ arguments of its action (:mod:`groupcheck.model.shared.choice`).
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from hashlib import blake2b as _blake2b
 from itertools import permutations
 from typing import Any, NamedTuple
@@ -864,22 +864,21 @@ class GroupModel(Model[World, Act]):
         memo[key] = (br, listed)
         return listed
 
-    def _outcomes(self, w: World, act: Act) -> Iterator[Act]:
-        """``act`` once per combination of the choices its step makes (nothing if it is not enabled)."""
+    def _outcomes(self, w: World, act: Act) -> Iterable[Act]:
+        """``act`` once per combination of the choices its step makes (nothing if it is not enabled); a
+        list, not a generator (compiled, a generator costs an object and a scope at every step tried)."""
         plan = Plan(w)
         nxt = self._run(w, act.name, act.actor, act.args, plan)
         if nxt is None:
-            return
+            return ()
         if not plan.options:
             listed_for, listed = self._listed
             if listed_for is not w:
                 listed = {}
                 self._listed = (w, listed)
             listed[id(act)] = (act, nxt)  # by identity: the search passes the very action listed
-            yield act
-            return
-        for tail in tails(plan.options):
-            yield Act(act.name, act.actor, (*act.args, *tail))
+            return (act,)
+        return [Act(act.name, act.actor, (*act.args, *tail)) for tail in tails(plan.options)]
 
     def next_state(self, w: World, a: Act) -> World | None:
         nxt = self._step(w, a)
