@@ -287,6 +287,8 @@ class GroupModel(Model[World, Act]):
         self._consumer_listing: dict[int, tuple[Consumer, int, tuple[Any, ...]]] = {}
         self._broker_listing: dict[tuple[int, int, int | None], tuple[Broker, tuple[Any, ...]]] = {}
         self._link_listing: dict[tuple[bool, int, int], tuple[Any, ...]] = {}
+        # the same listings by link index, [uncut, cut] (read by listing)
+        self._link_rows: list[list[tuple[Any, ...] | None]] = []
         self._message_acts: dict[tuple[str, int, int], tuple[Act | None, bool]] = {}
         self._consumer_now: dict[int, tuple[Consumer, int, Budget, tuple[Any, bool, Any]]] = {}
         self._consumer_listing_by_value: dict[tuple[Consumer, int], tuple[Any, ...]] = {}
@@ -617,11 +619,16 @@ class GroupModel(Model[World, Act]):
         for b, br in enumerate(w.brokers):
             self.broker_actions(w, b, br, expand, True, out)
         if self._link_specs:  # each link's steps (link_actions)
-            nb, bud, links, memo = self.cfg.brokers, w.budget, w.links, self._link_listing
+            nb, bud, links, rows = self.cfg.brokers, w.budget, w.links, self._link_rows
+            if len(rows) < len(links):
+                rows += [[None, None] for _ in range(len(links) - len(rows))]
             for i, ln in enumerate(links):
-                listed = memo.get((ln.cut, i // nb, i % nb))
+                # by the link's index and whether it is cut (no key tuple to build and hash per link)
+                row = rows[i]
+                cut = ln.cut
+                listed = row[1 if cut else 0]
                 if listed is None:
-                    listed = self._link_listing_of(ln.cut, i // nb, i % nb)
+                    listed = row[1 if cut else 0] = self._link_listing_of(cut, i // nb, i % nb)
                 for act, spends in listed:
                     if spends is None or getattr(bud, spends):
                         out.append(act)
