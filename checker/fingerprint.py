@@ -166,16 +166,19 @@ def replace(obj: T, /, **changes: object) -> T:
     field); any other NamedTuple by its ``_replace``, a dataclass by ``dataclasses.replace``. Unknown field
     names raise TypeError, as ``dataclasses.replace`` does."""
     cls = type(obj)
-    index = _RECORD_INDEX.get(cls)
-    if index is None:
+    # subscripts, not dict.get: compiled, a subscript is one C call, ``.get`` a method looked up by name
+    try:
+        index = _RECORD_INDEX[cls]
+    except KeyError:
         if is_record(cls):  # a NamedTuple fast_repr did not decorate
             return obj._replace(**changes)  # type: ignore[attr-defined,no-any-return]
         return dataclasses.replace(obj, **changes)  # type: ignore[type-var]
     values = list(obj)  # type: ignore[call-overload]
     for name, value in changes.items():
-        i = index.get(name)
-        if i is None:
-            raise TypeError(f"{cls.__qualname__} has no field {name!r}")
+        try:
+            i = index[name]
+        except KeyError:
+            raise TypeError(f"{cls.__qualname__} has no field {name!r}") from None
         values[i] = value
     return _new_tuple(cls, values)  # type: ignore[no-any-return]
 

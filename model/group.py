@@ -14,7 +14,7 @@ arguments of its action (:mod:`groupcheck.model.shared.choice`).
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from hashlib import blake2b as _blake2b
 from itertools import permutations
 from typing import Any, NamedTuple
@@ -242,7 +242,10 @@ class GroupModel(Model[World, Act]):
         self._part_fp = PartFingerprint()
         self._part_memo = self._part_fp.memo  # read inline by the fingerprint methods (hits only)
         self._sizes_text: tuple[object, str] = (None, "")  # (w.sizes, its repr): one object in most searches
-        self._renamed_fp: dict[tuple[int, tuple[int, ...]], tuple[object, str]] = {}
+        # renamed brokers, logs and histories: new_of -> id(part) -> (part, its renamed fingerprint text),
+        # with how many entries they hold together (all cleared at the limit)
+        self._renamed_fp: dict[tuple[int, ...], dict[int, tuple[object, str]]] = {}
+        self._renamed_entries = 0
         self._renamed_by_value: ValueCache[tuple[Any, object, tuple[int, ...]], str] = ValueCache(
             _renamed_text, 1 << 16
         )
@@ -284,6 +287,8 @@ class GroupModel(Model[World, Act]):
         self._consumer_listing: dict[int, tuple[Consumer, int, tuple[Any, ...]]] = {}
         self._broker_listing: dict[tuple[int, int, int | None], tuple[Broker, tuple[Any, ...]]] = {}
         self._link_listing: dict[tuple[bool, int, int], tuple[Any, ...]] = {}
+        # the same listings by link index, [uncut, cut] (read by listing)
+        self._link_rows: list[list[tuple[Any, ...] | None]] = []
         self._message_acts: dict[tuple[str, int, int], tuple[Act | None, bool]] = {}
         self._consumer_now: dict[int, tuple[Consumer, int, Budget, tuple[Any, bool, Any]]] = {}
         self._consumer_listing_by_value: dict[tuple[Consumer, int], tuple[Any, ...]] = {}
@@ -376,23 +381,25 @@ class GroupModel(Model[World, Act]):
                 prev = m
             else:
                 return self._fingerprint(w)
-        cfp = self._part_fps(w.consumers)
-        lfp = self._part_fps(w.links)
-        mids = [-1 if c.member_id is None else c.member_id for c in w.consumers]
-        if self._singletons:
+            mids = [-1 if c.member_id is None else c.member_id for c in w.consumers]
             n = len(mids)
             if len(set(mids)) == n:
                 new_of = [0] * n
                 for d, c in enumerate(sorted(range(n), key=mids.__getitem__)):
                     new_of[c] = d
-                return self._renamed_fingerprint(w, tuple(new_of), cfp, lfp)
+                # the parts' fingerprints looked up in the renamed order (no lists of them first)
+                return self._renamed_fingerprint(w, tuple(new_of))
+        else:
+            mids = [-1 if c.member_id is None else c.member_id for c in w.consumers]
+        cfp = self._part_fps(w.consumers)
+        lfp = self._part_fps(w.links)
         nb = self.cfg.brokers
 
         ids = [tuple(mids[c] for c in unit) for unit in units]
         by_ids = ids.__getitem__
 
         def by_parts(u: int) -> tuple[int, ...]:  # by the fingerprints' values (cfp, lfp hold their texts)
-            return tuple(int(x) for c in units[u] for x in (cfp[c], *lfp[c * nb : c * nb + nb]))
+            return tuple([int(x) for c in units[u] for x in (cfp[c], *lfp[c * nb : c * nb + nb])])
 
         # units move only within their class (same size); targets[i] is the unit whose place order[i] takes.
         # Member ids decide the order (a world whose consumers hold ids in index order, the usual case, is
@@ -435,50 +442,81 @@ class GroupModel(Model[World, Act]):
         self, w: World, new_of: tuple[int, ...], cfp: list[str] | None = None, lfp: list[str] | None = None
     ) -> int:
         """``fingerprint(permute_consumers(w, brokers, new_of))`` without building the world: consumers'
-        and links' fingerprints (``cfp``, ``lfp``: computed if not given) are reordered, and renamed
-        brokers, log and history are fingerprinted once per (part, renaming) — a successor shares most
-        parts with its parent."""
-        nb, renamed, by_value = self.cfg.brokers, self._renamed_fp, self._renamed_by_value
-        if cfp is None or lfp is None:
-            cfp, lfp = self._part_fps(w.consumers), self._part_fps(w.links)
+        and links' fingerprints (``cfp``, ``lfp``; looked up here, in the renamed order, if not given) are
+        reordered, and renamed brokers, log and history are fingerprinted once per (part, renaming) — a
+        successor shares most parts with its parent."""
+        nb = self.cfg.brokers
         n = len(new_of)
         old_of = [0] * n
         for c, d in enumerate(new_of):
             old_of[d] = c
-
-        def fp(obj: object, rename: Callable[[Any, tuple[int, ...]], object]) -> str:
-            key = (id(obj), new_of)
-            hit = renamed.get(key)
-            if hit is not None and hit[0] is obj:
-                return hit[1]
-            value = by_value((rename, obj, new_of))  # then by value: a part met again in a new object
-            if len(renamed) >= 1 << 16:
-                renamed.clear()
-            renamed[key] = (obj, value)
-            return value
-
         get, part = self._part_memo.get, self._part_fp
         out: list[str] = [repr(w.leader)]
-        out += [cfp[c] for c in old_of]
-        if self._hooks is None:
-            out += [fp(b, permute_broker) for b in w.brokers]
-            out.append(fp(w.log, permute_log))
+        if cfp is None:
+            cons = w.consumers
+            for c in old_of:
+                x = cons[c]
+                hit = get(id(x))
+                out.append(hit[1] if hit is not None and hit[0] is x else part(x))
+        else:
+            out += [cfp[c] for c in old_of]
+        hooks, miss, by_broker, by_hist = self._hooks, self._renamed, permute_broker, permute_history
+        renamed: dict[int, tuple[object, str]] = {}
+        if hooks is None:
+            got = self._renamed_fp.get(new_of)
+            if got is None:
+                got = self._renamed_fp[new_of] = {}
+            renamed = got
+            for x in w.brokers:
+                hit = renamed.get(id(x))
+                out.append(hit[1] if hit is not None and hit[0] is x else miss(renamed, x, by_broker, new_of))
+            x = w.log
+            hit = renamed.get(id(x))
+            out.append(hit[1] if hit is not None and hit[0] is x else miss(renamed, x, permute_log, new_of))
         else:  # a protocol with consumer symmetry and records of its own keys them by member id only
             for x in (*w.brokers, w.log):
                 hit = get(id(x))
                 out.append(hit[1] if hit is not None and hit[0] is x else part(x))
-        for c in old_of:
-            out += lfp[c * nb : c * nb + nb]
-        out.append(repr(w.sizes))
+        if lfp is None:
+            links = w.links
+            for c in old_of:
+                for i in range(c * nb, c * nb + nb):
+                    x = links[i]
+                    hit = get(id(x))
+                    out.append(hit[1] if hit is not None and hit[0] is x else part(x))
+        else:
+            for c in old_of:
+                out += lfp[c * nb : c * nb + nb]
+        out.append(self._sizes_repr(w.sizes))
         x = w.budget
         hit = get(id(x))
         out.append(hit[1] if hit is not None and hit[0] is x else part(x))
-        if self._hooks is None:
-            out.append(fp(w.hist, permute_history))
+        x = w.hist
+        if hooks is None:
+            hit = renamed.get(id(x))
+            out.append(hit[1] if hit is not None and hit[0] is x else miss(renamed, x, by_hist, new_of))
         else:
-            hit = get(id(w.hist))
-            out.append(hit[1] if hit is not None and hit[0] is w.hist else part(w.hist))
+            hit = get(id(x))
+            out.append(hit[1] if hit is not None and hit[0] is x else part(x))
         return fingerprint_of_repr("(" + ", ".join(out) + ")")
+
+    def _renamed(
+        self,
+        renamed: dict[int, tuple[object, str]],
+        obj: object,
+        rename: Callable[[Any, tuple[int, ...]], object],
+        new_of: tuple[int, ...],
+    ) -> str:
+        """The fingerprint text of ``rename(obj, new_of)``, remembered by value and in ``renamed`` (the
+        renaming's entries) by the identity of ``obj``."""
+        value = self._renamed_by_value((rename, obj, new_of))  # by value: a part met again in a new object
+        if self._renamed_entries >= 1 << 16:
+            self._renamed_fp.clear()  # the caller's ``renamed`` goes too (its later entries are dropped)
+            self._renamed_entries = 0
+            self._renamed_fp[new_of] = renamed = {}
+        renamed[id(obj)] = (obj, value)
+        self._renamed_entries += 1
+        return value
 
     def init_states(self) -> tuple[World, ...]:
         return (self._initial(self.cfg),)
@@ -581,11 +619,16 @@ class GroupModel(Model[World, Act]):
         for b, br in enumerate(w.brokers):
             self.broker_actions(w, b, br, expand, True, out)
         if self._link_specs:  # each link's steps (link_actions)
-            nb, bud, links, memo = self.cfg.brokers, w.budget, w.links, self._link_listing
+            nb, bud, links, rows = self.cfg.brokers, w.budget, w.links, self._link_rows
+            if len(rows) < len(links):
+                rows += [[None, None] for _ in range(len(links) - len(rows))]
             for i, ln in enumerate(links):
-                listed = memo.get((ln.cut, i // nb, i % nb))
+                # by the link's index and whether it is cut (no key tuple to build and hash per link)
+                row = rows[i]
+                cut = ln.cut
+                listed = row[1 if cut else 0]
                 if listed is None:
-                    listed = self._link_listing_of(ln.cut, i // nb, i % nb)
+                    listed = row[1 if cut else 0] = self._link_listing_of(cut, i // nb, i % nb)
                 for act, spends in listed:
                     if spends is None or getattr(bud, spends):
                         out.append(act)
@@ -828,22 +871,21 @@ class GroupModel(Model[World, Act]):
         memo[key] = (br, listed)
         return listed
 
-    def _outcomes(self, w: World, act: Act) -> Iterator[Act]:
-        """``act`` once per combination of the choices its step makes (nothing if it is not enabled)."""
+    def _outcomes(self, w: World, act: Act) -> Iterable[Act]:
+        """``act`` once per combination of the choices its step makes (nothing if it is not enabled); a
+        list, not a generator (compiled, a generator costs an object and a scope at every step tried)."""
         plan = Plan(w)
         nxt = self._run(w, act.name, act.actor, act.args, plan)
         if nxt is None:
-            return
+            return ()
         if not plan.options:
             listed_for, listed = self._listed
             if listed_for is not w:
                 listed = {}
                 self._listed = (w, listed)
             listed[id(act)] = (act, nxt)  # by identity: the search passes the very action listed
-            yield act
-            return
-        for tail in tails(plan.options):
-            yield Act(act.name, act.actor, (*act.args, *tail))
+            return (act,)
+        return [Act(act.name, act.actor, (*act.args, *tail)) for tail in tails(plan.options)]
 
     def next_state(self, w: World, a: Act) -> World | None:
         nxt = self._step(w, a)

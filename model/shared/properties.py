@@ -49,10 +49,14 @@ def single_owner(cfg: Config, w: World) -> bool:
         if w.leader is None or w.brokers[w.leader].role not in SERVING:
             return True
         ids = {m for m, _ in w.brokers[w.leader].members}
-        return not _overlap(c.assignment for c in w.consumers if c.status not in GONE and c.member_id in ids)
+        return not _overlap(
+            [c.assignment for c in w.consumers if c.status not in GONE and c.member_id in ids]
+        )
     gen = current_generation(w)
+    # lists, not generators, here and in the properties below: compiled, a generator expression costs a
+    # generator and a closure scope at every call, and these run on every new state
     return not _overlap(
-        c.assignment for c in w.consumers if c.status not in GONE and c.generation == gen and c.member_id
+        [c.assignment for c in w.consumers if c.status not in GONE and c.generation == gen and c.member_id]
     )
 
 
@@ -75,14 +79,21 @@ def no_stale_commit(w: World) -> bool:
 def generation_monotonic(w: World) -> bool:
     """A serving coordinator never has a generation older than one a consumer has already received an
     assignment in."""
-    return all(b.generation >= w.hist.max_issued for b in w.brokers if b.up and b.role in SERVING)
+    issued = w.hist.max_issued
+    for b in w.brokers:
+        if b.up and b.role in SERVING and not b.generation >= issued:
+            return False
+    return True
 
 
 def no_lost_commit(w: World) -> bool:
     """No serving coordinator's committed offset is below one whose commit a consumer has received an
     acknowledgement for (an acknowledged commit is never lost or rolled back)."""
     acked = w.hist.acked
-    return not any(any(map(operator.lt, b.offsets, acked)) for b in w.brokers if b.up and b.role in SERVING)
+    for b in w.brokers:
+        if b.up and b.role in SERVING and any(map(operator.lt, b.offsets, acked)):
+            return False
+    return True
 
 
 def _settled(w: World, b: Broker) -> bool:
@@ -113,12 +124,33 @@ def complete_assignment(cfg: Config, w: World) -> bool:
     if cfg.protocol == "cooperative" and not _settled(w, b):
         return True
     members = {m for m, _ in b.members}
-    return members.issuperset(map(b.ownership.__getitem__, cfg.existing_slots(w.sizes)))
+    return members.issuperset(map(b.ownership.__getitem__, _existing_slots(cfg, w.sizes)))
+
+
+# (cfg, sizes, cfg.existing_slots(sizes)) for the last config and sizes objects asked about: one of each in
+# most searches, and Config computes it in pure Python
+_EXISTING: list[tuple[object, object, tuple[int, ...]]] = [(None, None, ())]
+
+
+def _existing_slots(cfg: Config, sizes: tuple[int, ...]) -> tuple[int, ...]:
+    """``cfg.existing_slots(sizes)``, remembered for the last (config, sizes) objects."""
+    last_cfg, last_sizes, slots = _EXISTING[0]
+    if last_cfg is not cfg or last_sizes is not sizes:
+        slots = cfg.existing_slots(sizes)
+        _EXISTING[0] = (cfg, sizes, slots)
+    return slots
+
+
+_COORDINATING = (*SERVING, CATCHUP)
 
 
 def single_active_coordinator(w: World) -> bool:
     """At most one broker acts as the group's coordinator (serves it or is loading it)."""
-    return sum(1 for b in w.brokers if b.up and b.role in (*SERVING, CATCHUP)) <= 1
+    n = 0
+    for b in w.brokers:
+        if b.up and b.role in _COORDINATING:
+            n += 1
+    return n <= 1
 
 
 def no_duplicate_processing(w: World) -> bool:

@@ -203,9 +203,9 @@ def fetch(cfg: Config, w: World, c: int) -> World | None:
     revoking = cons.revoking  # (cooperative) partitions being given up are no longer fetched
     if revoking:
         held = zip(cons.assignment, cons.positions, strict=True)
-        positions = tuple(p + 1 if p < limit and s not in revoking else p for s, p in held)
+        positions = tuple([p + 1 if p < limit and s not in revoking else p for s, p in held])
     else:
-        positions = tuple(p + 1 if p < limit else p for p in cons.positions)
+        positions = tuple([p + 1 if p < limit else p for p in cons.positions])
     if positions == cons.positions:
         return None
     return _with(w, c, replace(cons, positions=positions, dirty=True))
@@ -462,8 +462,22 @@ def coordinator_timeout(cfg: Config, w: World, c: int) -> World | None:
     assert b is not None
     br = w.brokers[b]
     ln = link(cfg, w, c, b)
-    held = any(x[0] == c for x in br.syncs) or any(e[0] == c and c not in br.answered for e in br.joined)
-    late = any(e[0] == c for e in br.late)
+    # loops, not any() over generator expressions: compiled, each of those costs a generator and a closure
+    # scope, and this guard is tried on most worlds
+    held = late = False
+    for x in br.syncs:
+        if x[0] == c:
+            held = True
+            break
+    if not held and c not in br.answered:
+        for e in br.joined:
+            if e[0] == c:
+                held = True
+                break
+    for e in br.late:
+        if e[0] == c:
+            late = True
+            break
     lost = not ln.to_broker and not ln.to_consumer and not held and not late
     if not (not br.up or br.paused or ln.cut or lost or (cons.awaiting == "join" and late)):
         return None

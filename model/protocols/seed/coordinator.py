@@ -73,11 +73,18 @@ def member_ids(br: Broker) -> tuple[int, ...]:
 def holds_request_of(br: Broker, c: int) -> bool:
     """The broker holds a JoinGroup (or, eager protocol, a SyncGroup) of consumer ``c`` it has not
     answered yet."""
-    return (
-        any(x[0] == c for x in br.syncs)
-        or any(e[0] == c for e in br.late)
-        or any(e[0] == c and c not in br.answered for e in br.joined)
-    )
+    # loops, not any() over generator expressions (compiled, each costs a generator and a closure scope)
+    for x in br.syncs:
+        if x[0] == c:
+            return True
+    for e in br.late:
+        if e[0] == c:
+            return True
+    if c not in br.answered:
+        for e in br.joined:
+            if e[0] == c:
+                return True
+    return False
 
 
 def _drop_held(br: Broker, c: int) -> Broker:
@@ -88,9 +95,9 @@ def _drop_held(br: Broker, c: int) -> Broker:
     # the claims (a member's subscription metadata) stay: Kafka keeps them whatever its connections do
     return replace(
         br,
-        joined=tuple(e for e in br.joined if e[0] != c or c in br.answered),
-        late=tuple(e for e in br.late if e[0] != c),
-        syncs=tuple(x for x in br.syncs if x[0] != c),
+        joined=tuple([e for e in br.joined if e[0] != c or c in br.answered]),
+        late=tuple([e for e in br.late if e[0] != c]),
+        syncs=tuple([x for x in br.syncs if x[0] != c]),
     )
 
 
@@ -437,7 +444,7 @@ def session_expired(cfg: Config, w: World, b: int, mid: int) -> World | None:
     if found is None:
         return None
     br, c = found
-    members = tuple(m for m in br.members if m[0] != mid)
+    members = tuple([m for m in br.members if m[0] != mid])
     dead = tuple(sorted((*br.dead, (mid, c))))
     br = _learn(replace(br, members=members, dead=dead), "member-dead", expired=(mid, c))
     return close_member_link(cfg, set_broker(w, b, br), b, c)
@@ -448,11 +455,13 @@ def expirable(cfg: Config, w: World, b: int, mid: int) -> tuple[Broker, int] | N
     br = active_broker(w, b)
     if br is None or br.role not in SERVING:
         return None
-    entry = next((e for e in br.members if e[0] == mid), None)
-    if entry is None:
+    for entry in br.members:  # a loop, not next() over a generator expression (see holds_request_of)
+        if entry[0] == mid:
+            break
+    else:
         return None
     c = entry[1]
-    if holds_request_of(br, c) and any(e == (c, mid) for e in (*br.joined, *br.late, *br.syncs)):
+    if holds_request_of(br, c) and ((c, mid) in br.joined or (c, mid) in br.late or (c, mid) in br.syncs):
         return None  # kept alive while its JoinGroup (Kafka: or SyncGroup) is held
     return (br, c) if expiry_cause(cfg, w, b, c, mid) is not None else None
 
