@@ -194,7 +194,8 @@ def test_a_large_space_of_three_consumers_is_foretold_before_the_search(
     """The estimate was 42 k (so not printed) for a space of more than 6.2 million states: every population
     of walks beyond the prefix started where the measuring walks ended, no uniform sample of the prefix's
     last level (the first level beyond came out 0.38 of its size). It must be printed, with the time limit
-    that will stop the search first, and its range must hold the states the search is known to reach."""
+    that will stop the search first, and its range must reach the states the search is known to store (a
+    lower bound of the truth: only the range's top follows from it)."""
     scenario = tmp_path / "dq1.toml"
     scenario.write_text(THREE_CONSUMERS_GC_FAILOVER)
     summary = tmp_path / "s.json"
@@ -204,4 +205,4 @@ def test_a_large_space_of_three_consumers_is_foretold_before_the_search(
     assert "the time limit 1 s will probably stop it first" in out
     est = json.loads(summary.read_text())[0]["estimate"]
     assert est["states"] >= 1_000_000, est
-    assert est["low"] <= THREE_CONSUMERS_AT_LEAST <= est["high"], est
+    assert THREE_CONSUMERS_AT_LEAST <= est["high"], est
