@@ -532,3 +532,37 @@ def test_the_one_step_oracle_is_a_ceiling_not_a_reduction() -> None:
     assert v_full == v_two == "violated exclusive-fetch"
     assert v_one == "holds"
     assert one < two < full
+
+
+@pytest.mark.slow
+def test_a_reduced_spark_run_resumes_to_the_reduced_result(spark: Any, tmp_path: Path) -> None:
+    """A reduced Spark run stopped midway resumes to the uninterrupted reduced result, and only reduced."""
+    from groupcheck.checker.checkpoint import CheckpointError
+    from groupcheck.checker.spark import spark_bfs
+
+    build = functools.partial(_toy_model, 3, 2, {"limit": 2, "cycle": True, "two": False, "watch": False})
+    local = bfs(build(), properties=PROPS, symmetry=True, reduce=True)
+    run = tmp_path / "run"
+    part = spark_bfs(
+        build,
+        spark=spark,
+        properties=PROPS,
+        reduce=True,
+        checkpoint=run,
+        max_depth=None,
+        max_states=10,
+        run_key="t",
+    )
+    assert part.stopped_by == "states"
+    with pytest.raises(CheckpointError, match="reduce = True, not None"):
+        spark_bfs(build, spark=spark, properties=PROPS, checkpoint=run, resume=True, run_key="t")
+    done = spark_bfs(
+        build, spark=spark, properties=PROPS, reduce=True, checkpoint=run, resume=True, run_key="t"
+    )
+    assert (done.verdict, done.stats.distinct_states, done.stats.states_generated, done.stats.max_depth) == (
+        local.verdict,
+        local.stats.distinct_states,
+        local.stats.states_generated,
+        local.stats.max_depth,
+    )
+    assert done.coverage == local.coverage
