@@ -9,9 +9,7 @@ in the default run (the same ones every run); ``-m slow`` runs over 10,000, fres
 
 from __future__ import annotations
 
-import importlib.util
 import random
-import sys
 from datetime import timedelta
 from pathlib import Path
 from types import ModuleType
@@ -21,16 +19,13 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from tests.bench import load_benchmark
+
 ROOT = Path(__file__).resolve().parent.parent
 
 
 def _load_fuzzer() -> ModuleType:
-    spec = importlib.util.spec_from_file_location("fuzz_inputs", ROOT / "benchmarks" / "fuzz_inputs.py")
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = module  # dataclasses look their module up while the class is built
-    spec.loader.exec_module(module)
-    return module
+    return load_benchmark("fuzz_inputs")
 
 
 fuzz = _load_fuzzer()

@@ -97,12 +97,9 @@ def test_compare_imports_the_revision_it_is_given(tmp_path: Path) -> None:
     """benchmarks/compare.py runs a revision's code through PYTHONPATH. Since model/ is installed as
     groupcheck.model, the editable install's finder served groupcheck.model from the working tree to
     both sides, so every ratio was 1.0: the revision's own model must be the one imported."""
-    import importlib.util
+    from tests.bench import load_benchmark
 
-    spec = importlib.util.spec_from_file_location("compare", ROOT / "benchmarks" / "compare.py")
-    assert spec is not None and spec.loader is not None
-    compare = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(compare)
+    compare = load_benchmark("compare")
     checkout = tmp_path / "checkout"
     for name in ("groupcheck", "model", "checker", "traces"):
         (checkout / name).mkdir(parents=True)

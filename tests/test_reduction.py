@@ -32,6 +32,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from groupcheck.cli import main
+from tests.bench import load_benchmark
 
 ROOT = Path(__file__).resolve().parent.parent
 PROPS = ["single-active-coordinator"]
@@ -378,13 +379,7 @@ def test_random_small_configurations_of_every_protocol_reduce_alike(
 
 def _bench() -> Any:
     """benchmarks/reduction.py, whose --ceiling and --why measure what keeps units out of ample sets."""
-    import importlib.util
-
-    spec = importlib.util.spec_from_file_location("bench_reduction", ROOT / "benchmarks" / "reduction.py")
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+    return load_benchmark("reduction")
 
 
 def _stubborn_figures(bench: Any, model: GroupModel, props: list[str], states: int) -> tuple[int, int, int]:

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import importlib.util
 from pathlib import Path
 from types import ModuleType
 
@@ -10,16 +9,13 @@ from groupcheck.model.group import GroupModel
 from groupcheck.model.scenario import load_scenario
 
 from groupcheck.runner import check_scenario
+from tests.bench import load_benchmark
 
 ROOT = Path(__file__).resolve().parent.parent
 
 
 def _script() -> ModuleType:
-    spec = importlib.util.spec_from_file_location("state_space", ROOT / "benchmarks" / "state_space.py")
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+    return load_benchmark("state_space")
 
 
 def test_state_space_counts_what_the_search_counts_and_fusions_only_remove(tmp_path: Path) -> None:
