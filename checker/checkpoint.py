@@ -170,6 +170,12 @@ def read_sealed(directory: Path) -> dict[str, Any]:
 OPTIONAL_SETTINGS = ("reduce",)
 
 
+def reduce_identity(reduce: bool) -> dict[str, Any]:
+    """What a run's identity says of ``--reduce``: ``reduce = True`` when on, nothing when off (so a run
+    recorded before the reduction existed keeps its identity; :func:`check_identity` reads the absence)."""
+    return {"reduce": True} if reduce else {}
+
+
 def check_identity(directory: Path, meta: dict[str, Any], identity: dict[str, Any]) -> None:
     for key in (*identity, *(k for k in OPTIONAL_SETTINGS if k not in identity)):
         want = identity.get(key)

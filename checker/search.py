@@ -16,7 +16,7 @@ from itertools import islice
 from pathlib import Path
 from typing import Any
 
-from groupcheck.checker.checkpoint import RUN_FILE, CheckpointError, LocalRun
+from groupcheck.checker.checkpoint import RUN_FILE, CheckpointError, LocalRun, reduce_identity
 from groupcheck.checker.contract import Model, Probe, Property
 from groupcheck.checker.errors import ModelError, NondeterminismError
 from groupcheck.checker.fingerprint import validate_canonical
@@ -223,9 +223,8 @@ def bfs(
             "properties": [p.name for p in invariants],
             "deadlock": check_deadlock,
             "max_depth": max_depth,
+            **reduce_identity(reduce),
         }
-        if reduce:  # only when on: a run recorded before the reduction existed keeps its identity
-            identity["reduce"] = True
         run = LocalRun(checkpoint, identity)
 
     def stats() -> Stats:

@@ -82,6 +82,7 @@ from groupcheck.checker.checkpoint import (
     CheckpointError,
     check_identity,
     read_sealed,
+    reduce_identity,
     sha256_file,
     write_sealed,
 )
@@ -415,9 +416,8 @@ def spark_bfs(
         "properties": [p.name for p in invariants],
         "deadlock": check_deadlock,
         "max_depth": max_depth,
+        **reduce_identity(reduce),
     }
-    if reduce:  # only when on: a run recorded before the reduction existed keeps its identity
-        identity["reduce"] = True
     meta: dict[str, Any] | None = None
     if resume:  # everything in the directory is verified before Spark starts or anything is replayed
         if ckpt is None:
@@ -450,25 +450,6 @@ def spark_bfs(
             got = holder["r"] = Reduction(m, invs)
         return got  # type: ignore[no-any-return]
 
-    def expand_candidates(
-        fired_before: frozenset[str], rows: Iterator[tuple[int, Any]]
-    ) -> Iterator[tuple[int, tuple[Any, ...]]]:
-        """--reduce, first half of a level: (fp, (parent, action, state)) -> (fp, (successors, the action
-        indices of each candidate ample set)), then the summary row keyed -1 as in
-        :func:`expand_partition` (no successor counted yet: the second half counts those taken)."""
-        m, fp_fn, _ = model_here()
-        red = reducer_here()
-        cover = CoverageCounter(m)
-        cover.pending = [p for p in cover.pending if p.name not in fired_before]
-        dead = -1
-        for fp, (_, _, state) in rows:
-            succ = expand(m, state, fp_fn, cover)
-            if not succ and check_deadlock and not m.is_terminal(state) and (dead < 0 or fp < dead):
-                dead = fp
-            cands = [frozenset(i for i, _, _ in c) for c in red.candidates(state, succ)]
-            yield (fp, (succ, cands))
-        yield (-1, ("#", 0, dead, cover.counts, tuple(sorted(cover.fired))))
-
     def probes(row: tuple[int, tuple[Any, ...]]) -> Iterator[tuple[int, tuple[int, int]]]:
         """(successor fp, (state fp, candidate index)) for every successor of every candidate."""
         fp, (succ, cands) = row
@@ -491,20 +472,27 @@ def spark_bfs(
         yield (-1, ("#", n, -1, {}, ()))
 
     def expand_partition(
-        fired_before: frozenset[str], rows: Iterator[tuple[int, Any]]
+        fired_before: frozenset[str], candidates: bool, rows: Iterator[tuple[int, Any]]
     ) -> Iterator[tuple[int, tuple[Any, ...]]]:
         """(fp, (parent, action, state)) -> (successor fp, (parent fp, action index, successor)), then one
         summary row keyed -1: ("#", successors generated, smallest dead end that is not terminal,
-        {action label: times fired}, probes fired). Probes that fired in earlier levels are not asked."""
+        {action label: times fired}, probes fired). Probes that fired in earlier levels are not asked.
+        ``candidates`` (--reduce, the first half of a level): (fp, (successors, the action indices of
+        each candidate ample set)) per state instead, and no successor counted (:func:`take` counts the
+        ones taken)."""
         m, fp_fn, _ = model_here()
+        red = reducer_here() if candidates else None
         cover = CoverageCounter(m)
         cover.pending = [p for p in cover.pending if p.name not in fired_before]
         n, dead = 0, -1
         for fp, (_, _, state) in rows:
             succ = expand(m, state, fp_fn, cover)
-            n += len(succ)
             if not succ and check_deadlock and not m.is_terminal(state) and (dead < 0 or fp < dead):
                 dead = fp
+            if red is not None:
+                yield (fp, (succ, [frozenset(i for i, _, _ in c) for c in red.candidates(state, succ)]))
+                continue
+            n += len(succ)
             for i, nxt, nfp in succ:
                 yield (nfp, (fp, i, nxt))
         yield (-1, ("#", n, dead, cover.counts, tuple(sorted(cover.fired))))
@@ -623,7 +611,7 @@ def spark_bfs(
 
                 # keyed as the frontier (the summary row aside: it is only unioned into `succ`)
                 expanded = frontier.mapPartitions(
-                    functools.partial(expand_candidates, frozenset(fired)), preservesPartitioning=True
+                    functools.partial(expand_partition, frozenset(fired), True), preservesPartitioning=True
                 ).persist(StorageLevel.MEMORY_AND_DISK)
                 states = expanded.filter(lambda kv: kv[0] != -1)
                 known = (  # partitioned as `visited` before the join: a cogroup that leaves it in place
@@ -639,7 +627,7 @@ def spark_bfs(
                 succ = taken.union(summary_a).reduceByKey(merge, n_parts)
                 cached.append(expanded)
             else:
-                expand_level = functools.partial(expand_partition, frozenset(fired))
+                expand_level = functools.partial(expand_partition, frozenset(fired), False)
                 succ = frontier.mapPartitions(expand_level).reduceByKey(merge, n_parts)
             new = succ.subtractByKey(visited, n_parts).persist()
             report = new.mapPartitions(check_partition).collect()

@@ -263,7 +263,13 @@ def _check_run_dirs(args: argparse.Namespace, scenarios: list[Scenario]) -> None
     scenarios before it were searched (and Spark's start-up lines printed)."""
     if not (args.checkpoint or args.resume):
         return
-    from groupcheck.checker.checkpoint import LOCAL_FORMAT, RUN_FILE, check_identity, read_sealed
+    from groupcheck.checker.checkpoint import (
+        LOCAL_FORMAT,
+        RUN_FILE,
+        check_identity,
+        read_sealed,
+        reduce_identity,
+    )
     from groupcheck.checker.errors import CheckerError
     from groupcheck.checker.spark import RUN_FORMAT
     from groupcheck.runner import as_checked, run_key
@@ -281,8 +287,7 @@ def _check_run_dirs(args: argparse.Namespace, scenarios: list[Scenario]) -> None
             raise CheckerError(f"{where}: no such run directory")
         fmt = RUN_FORMAT if args.engine == "spark" else LOCAL_FORMAT
         key = run_key(as_checked(sc, args.max_depth, args.max_states))
-        reduced = True if args.reduce else None  # as the engines record it: only when on
-        check_identity(where, read_sealed(where), {"format": fmt, "key": key, "reduce": reduced})
+        check_identity(where, read_sealed(where), {"format": fmt, "key": key, **reduce_identity(args.reduce)})
 
 
 def _json_to_stdout(command: Callable[[argparse.Namespace], int]) -> Callable[[argparse.Namespace], int]:
