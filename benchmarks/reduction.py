@@ -391,10 +391,10 @@ class OptimisticOracle:
             frontier = deeper
         return True
 
-    def candidates(self, state: object, succ: list) -> list:  # type: ignore[type-arg]
+    def candidates(self, state: object, succ: list, actions: list | None = None) -> list:  # type: ignore[type-arg]
         if len(succ) < 2:
             return []
-        acts = list(self.model.actions(state))
+        acts = list(self.model.actions(state)) if actions is None else actions
         by_unit: dict[tuple[object, ...], list] = {}  # type: ignore[type-arg]
         for item in succ:
             act = acts[item[0]]

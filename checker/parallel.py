@@ -302,11 +302,12 @@ def _work(
                 break
             if polled % GC_EVERY == GC_EVERY - 1:
                 gc.collect(1)
-            succ = expand(model, state, fp_of, cover)
+            listed = None if reducer is None else model.actions(state)
+            succ = expand(model, state, fp_of, cover, listed)
             if not succ and check_deadlock and not model.is_terminal(state):
                 violations.append((depth, fp, DEADLOCK))
             if reducer is not None:
-                options = reducer.candidates(state, succ)
+                options = reducer.candidates(state, succ, listed)
                 if options:
                     ample.append((fp, succ, options))
                     continue

@@ -32,7 +32,7 @@ reduction keeps safety only; the callers turn it off and say so).
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Sequence
-from typing import Any
+from typing import Any, NamedTuple
 
 from groupcheck.checker.errors import ModelError
 
@@ -44,8 +44,9 @@ REDUCE_OFF_NOTE = "partial-order reduction is off for liveness: it keeps safety 
 REDUCE_IDLE_NOTE = (
     "partial-order reduction on (--reduce), but it reduced nothing here: no unit's steps are independent "
     "of every other unit's and invisible to the checked properties (conditions C1 and C2 over the "
-    "declared footprints), so the search was the full one; `python benchmarks/reduction.py --why 3000 "
-    "--only <scenario file>` shows what blocks each unit"
+    "declared footprints), and no step that may be taken alone was ever enabled, so the search was the "
+    "full one; `python benchmarks/reduction.py --why 3000 --only <scenario file>` shows what blocks each "
+    "unit"
 )
 
 # A concrete part: ("c", i) consumer i, ("b", j) broker j, ("l", i, j) the link between them, or a
@@ -158,6 +159,14 @@ class Reduction:
         self.visible = concrete_parts(reads, "env", "topics", (), n, nb)
         self.blockers: list[tuple[Unit, Unit | None, Part, str]] = []
         self.qualifying: frozenset[Unit] = frozenset(u for u in foot if self._qualifies(u))
+        # the steps that may be taken alone (their specs' ``alone``), by (name, actor kind): only where every
+        # checked invariant is one their arguments cover (PROPERTY_READS' names, the JoinGroup family's)
+        self.alone: dict[str, dict[str, Callable[..., bool]]] = {}  # by name, then actor kind
+        if protocol.hooks is None and all(p.name in PROPERTY_READS for p in invariants):
+            for s in live:
+                if s.alone is not None:
+                    self.alone.setdefault(s.name, {})[s.actor] = s.alone
+        self.cfg = cfg
 
     def _qualifies(self, u: Unit) -> bool:
         r, w = self.footprints[u]
@@ -177,23 +186,34 @@ class Reduction:
                 ok = False
         return ok
 
-    def candidates(self, state: Any, succ: Succ) -> list[Succ]:
+    def candidates(self, state: Any, succ: Succ, actions: Sequence[Any] | None = None) -> list[Succ]:
         """The candidate ample sets of ``state`` whose enabled successors are ``succ``
-        (:func:`checker.search.expand`): each qualifying unit's enabled successors, when they are not all
-        of them, in the order the search tries them (smallest sorted fingerprints first). Empty: expand
-        fully."""
-        if not self.qualifying or len(succ) < 2:
+        (:func:`checker.search.expand`; ``actions``: the state's listed actions, if the caller has them):
+        each step its spec's ``alone`` lets be taken alone, and each qualifying unit's enabled successors
+        when they are not all of them, in the order the search tries them (smallest sorted fingerprints
+        first). Empty: expand fully."""
+        qualifying, alone = self.qualifying, self.alone
+        if not (qualifying or alone) or len(succ) < 2:
             return []
-        actions = list(self.model.actions(state))
+        if actions is None:
+            actions = self.model.actions(state)
         by_unit: dict[Unit, Succ] = {}
-        spec_of = self.spec_of
+        cands: list[Succ] = []
+        spec_of, cfg = self.spec_of, self.cfg
         for item in succ:
             act = actions[item[0]]
-            spec = spec_of[(act.name, _kind(act.actor))]
-            u = unit_of(spec.actor, spec.over, act.args)
-            if u in self.qualifying:
-                by_unit.setdefault(u, []).append(item)
-        cands = [s for s in by_unit.values() if len(s) < len(succ)]
+            if alone:
+                rules = alone.get(act.name)
+                if rules is not None:
+                    rule = rules.get(_kind(act.actor))
+                    if rule is not None and rule(cfg, state, *act.args):
+                        cands.append([item])
+            if qualifying:
+                spec = spec_of[(act.name, _kind(act.actor))]
+                u = unit_of(spec.actor, spec.over, act.args)
+                if u in qualifying:
+                    by_unit.setdefault(u, []).append(item)
+        cands += [s for s in by_unit.values() if len(s) < len(succ)]
         cands.sort(key=lambda s: sorted(f for _, _, f in s))
         return cands
 
@@ -221,3 +241,62 @@ def _instances(actor: str, over: str, n: int, nb: int, topics: int) -> list[tupl
     if over == "members":
         return [(b, 0) for b in range(nb)]
     return [(t,) for t in range(topics)]
+
+
+class AloneCheck(NamedTuple):
+    """What :func:`check_alone` found: where a promise broke (at most ``limit`` lines), and how many times
+    each step's promise was tested (a step never said to be takeable alone was not tested at all)."""
+
+    violations: list[str]
+    tested: dict[str, int]
+
+
+def check_alone(model: Any, worlds: Iterable[Any], invariants: Sequence[Any], limit: int = 10) -> AloneCheck:
+    """Where a step's ``alone`` (:class:`groupcheck.model.actions.ActionSpec`) breaks its promise in
+    ``worlds`` (reached states of ``model``): a step said to be takeable alone that is not enabled, changes
+    one of ``invariants``, or meets another enabled step that does not commute with it (both orders
+    enabled and ending in the same world) or after which it is no longer said to be takeable alone. No
+    violation: every promise held in every world given (a test over reached states, as the footprints'
+    reads and writes checks are; docs/MODEL.md has the arguments)."""
+    protocol, cfg = model.protocol, model.cfg
+    rules = [s for s in protocol.actions if s.alone is not None]
+    n, nb, topics = cfg.total_consumers, cfg.brokers, len(cfg.topics)
+    next_state = model.next_state
+    out: list[str] = []
+    tested: dict[str, int] = {s.name: 0 for s in rules}
+    for w in worlds:
+        listed = model.actions(w)
+        for spec in rules:
+            for args in _instances(spec.actor, spec.over, n, nb, topics):
+                if not spec.alone(cfg, w, *args):
+                    continue
+                tested[spec.name] += 1
+                act = None
+                for a in listed:
+                    if a.name == spec.name and _kind(a.actor) == spec.actor and tuple(a.args) == args:
+                        act = a
+                        break
+                after = None if act is None else next_state(w, act)
+                where = f"{spec.name}{args} at {w!r}"
+                if act is None or after is None:
+                    out.append(f"{where}: said to be takeable alone, but not enabled")
+                elif any(p.holds(after) != p.holds(w) for p in invariants):
+                    out.append(f"{where}: changes the value of an invariant")
+                else:
+                    for other in listed:
+                        if other == act:
+                            continue
+                        there = next_state(w, other)
+                        if there is None:
+                            continue
+                        if not spec.alone(cfg, there, *args):
+                            out.append(f"{where}: no longer takeable alone after {other}")
+                        else:
+                            one, two = next_state(there, act), next_state(after, other)
+                            if one is None or two is None or one != two:
+                                out.append(f"{where}: does not commute with {other}")
+                        if len(out) >= limit:
+                            return AloneCheck(out, tested)
+                if len(out) >= limit:
+                    return AloneCheck(out, tested)
+    return AloneCheck(out, tested)

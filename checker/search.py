@@ -120,20 +120,24 @@ def expand(
     state: Any,
     fp_of: Callable[[Any], int],
     cover: CoverageCounter | None = None,
+    actions: list[Any] | None = None,
 ) -> list[tuple[int, Any, int]]:
     """Every enabled successor of ``state``: (index of the action in ``actions(state)``, the successor,
     its fingerprint). Empty when nothing is enabled (a deadlock unless the state is terminal). With
-    ``cover``, each enabled action is counted and the pending probes are asked."""
+    ``cover``, each enabled action is counted and the pending probes are asked. ``actions``:
+    ``model.actions(state)`` when the caller has listed them already."""
     out = []
     next_state = model.next_state
+    if actions is None:
+        actions = model.actions(state)
     if cover is None:
-        for i, action in enumerate(model.actions(state)):
+        for i, action in enumerate(actions):
             nxt = next_state(state, action)
             if nxt is not None:
                 out.append((i, nxt, fp_of(nxt)))
         return out
     counts, label = cover.counts, cover.label
-    for i, action in enumerate(model.actions(state)):
+    for i, action in enumerate(actions):
         nxt = next_state(state, action)
         if cover.pending:
             cover.probe(state, action, nxt)
@@ -293,13 +297,14 @@ def bfs(
             if max_depth is not None and depth >= max_depth:
                 depth_limited = True
                 continue
-            succ = expand(model, state, fp_of, cover)
+            listed = None if reducer is None else model.actions(state)
+            succ = expand(model, state, fp_of, cover, listed)
             if on_expand is not None:
                 on_expand(state, fp, succ)
             taken = succ
             if reducer is not None:
                 # C3: no ample successor may be known at a level up to this one (visited, not upcoming)
-                cands = reducer.candidates(state, succ)
+                cands = reducer.candidates(state, succ, listed)
                 ample = choose(cands, lambda f, up=upcoming: f in visited and f not in up)
                 if ample is not None:
                     taken = ample

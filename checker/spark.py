@@ -486,11 +486,13 @@ def spark_bfs(
         cover.pending = [p for p in cover.pending if p.name not in fired_before]
         n, dead = 0, -1
         for fp, (_, _, state) in rows:
-            succ = expand(m, state, fp_fn, cover)
+            listed = None if red is None else m.actions(state)
+            succ = expand(m, state, fp_fn, cover, listed)
             if not succ and check_deadlock and not m.is_terminal(state) and (dead < 0 or fp < dead):
                 dead = fp
             if red is not None:
-                yield (fp, (succ, [frozenset(i for i, _, _ in c) for c in red.candidates(state, succ)]))
+                cands = red.candidates(state, succ, listed)
+                yield (fp, (succ, [frozenset(i for i, _, _ in c) for c in cands]))
                 continue
             n += len(succ)
             for i, nxt, nfp in succ:

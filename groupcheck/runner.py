@@ -491,7 +491,9 @@ def check_scenario(
     if reduce and liveness:
         notes += (REDUCE_OFF_NOTE,)
     elif reduce:  # a switch that never came into play says so, instead of what it would have changed
-        idle = not Reduction(model, _invariants(model, sc.properties)).qualifying
+        red = Reduction(model, _invariants(model, sc.properties))
+        # idle for sure: no unit qualifies and no step that may be taken alone was ever enabled
+        idle = not red.qualifying and not any(result.coverage.fired(name) for name in red.alone)
         notes += (REDUCE_IDLE_NOTE,) if idle else (REDUCE_NOTE,)
     notes += timed_notes
     return CheckOutcome(sc, result, trace_dir, vacuity(sc, result), notes, timing, timed=timed_found)

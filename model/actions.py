@@ -113,6 +113,14 @@ class ActionSpec:
     # its step brings (a session expiry at least session.timeout.ms after the member was last heard
     # from, a GC pause at most the environment's bound, ...); empty: the step is only ordered
     timing: tuple[Any, ...] = ()
+    # when the partial-order reduction (--reduce) may take this step alone (checker.reduction, "steps taken
+    # alone"): (cfg, world, *args) -> True only where the step is enabled, keeps the value of every
+    # invariant the reduction's PROPERTY_READS names, commutes with every other step enabled there, and
+    # every other step leads to a world where it holds again (so no step that could come first interferes
+    # with it, however many come first). It must give the same answer for worlds that differ only by
+    # which consumer is which. docs/MODEL.md argues each; checker.reduction.alone_violations tests them.
+    # None: never alone
+    alone: Guard | None = None
 
     def __post_init__(self) -> None:
         where = f"action {self.name!r}"
@@ -130,6 +138,8 @@ class ActionSpec:
             raise ProtocolError(f"{where}: requests and responses (only) name their message")
         if self.choices and not self.plan:
             raise ProtocolError(f"{where}: a step with choices takes its plan")
+        if self.alone is not None and (self.choices or self.over == "members"):
+            raise ProtocolError(f"{where}: only a step without choices or member ids may be taken alone")
         fits = _FAIR_FOR[self.over]
         if self.fair not in ("fault", fits):
             raise ProtocolError(

@@ -15,10 +15,10 @@ from __future__ import annotations
 from typing import Any
 
 from groupcheck.model.actions import ActionSpec, Protocol, register
+from groupcheck.model.protocols.seed import alone, timing
 from groupcheck.model.protocols.seed import client as cons_
 from groupcheck.model.protocols.seed import coordinator as coord_
 from groupcheck.model.protocols.seed import faults as family
-from groupcheck.model.protocols.seed import timing
 from groupcheck.model.shared import faults
 from groupcheck.model.shared.state import (
     ABSENT,
@@ -504,6 +504,7 @@ def _broker_steps() -> list[ActionSpec]:
             when=lambda cfg, b, br, leader: not br.up,
             reads=parts("broker"),
             writes=parts("broker"),
+            alone=alone.restart_alone,
         ),
         ActionSpec(
             "Failback",

@@ -1,0 +1,32 @@
+"""When the partial-order reduction (``--reduce``) may take a step of the JoinGroup family alone: the
+``alone`` predicates of its action table (:class:`groupcheck.model.actions.ActionSpec`).
+
+Each says, of a world and the step's arguments, that the step is enabled there, keeps the value of every
+invariant the reduction knows (:data:`groupcheck.checker.reduction.PROPERTY_READS`), commutes with every
+other step enabled there, and that every other step leads to a world where the predicate holds again.
+Then no step that can come before it, however many do, interferes with it, and taking it alone (an ample
+set of one step) loses no reachable violation (docs/MODEL.md, *Steps taken alone*, gives each argument;
+:func:`groupcheck.checker.reduction.alone_violations` tests them on reached states, and
+tests/test_reduction.py runs it over the catalogue). Each quantifies over every consumer alike, so it
+gives the same answer for worlds that differ only by which consumer is which (symmetry stays on).
+"""
+
+from __future__ import annotations
+
+from groupcheck.model.shared.config import Config
+from groupcheck.model.shared.state import World
+
+
+def restart_alone(cfg: Config, w: World, b: int) -> bool:
+    """``BrokerRestart`` of ``b``: ``b`` is down and no consumer names it as its coordinator or awaits an
+    answer from it. Whether ``b`` is up is then read by no step that can come first: a consumer takes its
+    coordinator from the leader, which a down broker never is (a crash unsets it; only a live broker is
+    elected or takes leadership); nothing is sent to a down broker, so its connections stay empty; the
+    steps that need it up (its own, an election or leadership move to it, a cut of its links) can only
+    follow its restart; and a restarted broker coordinates nothing, so no invariant sees the difference."""
+    if w.brokers[b].up:
+        return False
+    for cons in w.consumers:
+        if cons.coordinator == b or cons.awaiting_broker == b:
+            return False
+    return True
