@@ -14,7 +14,7 @@ gives the same answer for worlds that differ only by which consumer is which (sy
 from __future__ import annotations
 
 from groupcheck.model.shared.config import Config
-from groupcheck.model.shared.state import World
+from groupcheck.model.shared.state import GONE, MEMBER, World
 
 
 def restart_alone(cfg: Config, w: World, b: int) -> bool:
@@ -28,5 +28,40 @@ def restart_alone(cfg: Config, w: World, b: int) -> bool:
         return False
     for cons in w.consumers:
         if cons.coordinator == b or cons.awaiting_broker == b:
+            return False
+    return True
+
+
+def timeout_alone(cfg: Config, w: World, c: int) -> bool:
+    """``CoordinatorTimeout`` of consumer ``c``: no fault budget is left; ``c`` runs (not gone, paused or
+    stalled) and awaits an answer from a broker ``b`` that can never come: nothing is on their connection
+    either way and ``b`` holds nothing of ``c``'s (the request or its answer was lost to a crash, a
+    restart or a cut). No step but ``c``'s own can change that (a broker answers only a request it took or
+    holds, and ``c`` sends nothing while it awaits), and ``c``'s own that may come first only fetch or
+    drop late answers from other brokers, which read and write none of what the timeout does. The timeout
+    sets ``c`` rediscovering and drops nothing (nothing is in flight or held). A member's session timeout
+    that it turns on (``c`` no longer names ``b``) can only follow it. No invariant reads what a consumer
+    awaits or names as its coordinator; only the cooperative ``complete-assignment`` reads whether a
+    consumer is a member (a settled group), so a cooperative member's timeout is never taken alone."""
+    if any(w.budget):
+        return False
+    cons = w.consumers[c]
+    if cons.status in GONE or cons.paused or cons.stalled or cons.awaiting is None:
+        return False
+    if cons.status == MEMBER and cfg.protocol == "cooperative":
+        return False
+    b = cons.awaiting_broker
+    ln = w.links[c * cfg.brokers + b]
+    if ln.to_broker or ln.to_consumer:
+        return False
+    br = w.brokers[b]
+    for x in br.syncs:
+        if x[0] == c:
+            return False
+    for e in br.joined:
+        if e[0] == c:
+            return False
+    for e in br.late:
+        if e[0] == c:
             return False
     return True

@@ -191,6 +191,7 @@ def _consumer_steps() -> list[ActionSpec]:
             when=lambda cfg, c: active_guard(cfg, c) and c.awaiting is not None,
             reads=own | net,
             writes=gives_up,
+            alone=alone.timeout_alone,
         ),
         ActionSpec(
             "GcResume",
