@@ -301,8 +301,11 @@ class Protocol:
         keeps the old guard, a necessary condition the new handler may not share: relax it here, or
         None for none), ``add`` puts each (spec, after) after the action named ``after`` (of the same
         actor kind; "" for first), ``remove`` drops actions. Its base stays this protocol's base, so
-        scenarios read the same settings."""
+        scenarios read the same settings. A variant that changes anything keeps none of this protocol's
+        ``alone`` promises (each is argued from the whole table: a new handler, guard or step may break it);
+        the steps it adds keep theirs."""
         handlers, guards = dict(handlers or {}), dict(guards or {})
+        add = list(add)
         missing = (set(handlers) | set(guards)) - set(self.names())
         if missing:
             raise ProtocolError(f"variant {name!r}: no action {sorted(missing)[0]!r} in {self.name!r}")
@@ -314,6 +317,8 @@ class Protocol:
                 f"variant {name!r}: no action {sorted(gone - set(self.names()))[0]!r} to remove"
             )
         actions = [s for s in actions if s.name not in gone]
+        if handlers or guards or gone or add:
+            actions = [replace(s, alone=None) if s.alone is not None else s for s in actions]
         for spec, after in add:
             if not after:
                 at = next((i for i, s in enumerate(actions) if s.actor == spec.actor), len(actions))

@@ -681,3 +681,24 @@ def test_a_reduced_spark_run_resumes_to_the_reduced_result(spark: Any, tmp_path:
         local.stats.max_depth,
     )
     assert done.coverage == local.coverage
+
+
+def test_a_variant_that_changes_a_step_keeps_none_of_its_bases_promises() -> None:
+    """Each ``alone`` promise is argued from the whole table (the timeout's, for one, from which steps may
+    answer a consumer): a variant that replaces a handler keeps none of its base's, only those of steps it
+    adds; a variant that changes nothing keeps them all."""
+    from dataclasses import replace
+
+    from groupcheck.model.protocols.seed import client
+
+    base = lookup("eager")
+    assert {s.name for s in base.actions if s.alone is not None} == {"BrokerRestart", "CoordinatorTimeout"}
+    changed = base.variant(
+        "eager-other-join", "eager, another JoinGroup", handlers={"JoinGroup": client.join_group}
+    )
+    assert [s.name for s in changed.actions if s.alone is not None] == []
+    mine = replace(lookup("seed").spec("GcResume", "C1"), name="Wake", alone=lambda cfg, w, c: False)  # type: ignore[arg-type]
+    added = base.variant("eager-wake", "eager with a wake-up", add=[(mine, "GcResume")])
+    assert [s.name for s in added.actions if s.alone is not None] == ["Wake"]
+    same = base.variant("eager-renamed", "eager by another name")
+    assert {s.name for s in same.actions if s.alone is not None} == {"BrokerRestart", "CoordinatorTimeout"}

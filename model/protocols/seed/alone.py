@@ -35,14 +35,15 @@ def restart_alone(cfg: Config, w: World, b: int) -> bool:
 def timeout_alone(cfg: Config, w: World, c: int) -> bool:
     """``CoordinatorTimeout`` of consumer ``c``: no fault budget is left; ``c`` runs (not gone, paused or
     stalled) and awaits an answer from a broker ``b`` that can never come: nothing is on their connection
-    either way and ``b`` holds nothing of ``c``'s (the request or its answer was lost to a crash, a
-    restart or a cut). No step but ``c``'s own can change that (a broker answers only a request it took or
-    holds, and ``c`` sends nothing while it awaits), and ``c``'s own that may come first only fetch or
-    drop late answers from other brokers, which read and write none of what the timeout does. The timeout
-    sets ``c`` rediscovering and drops nothing (nothing is in flight or held). A member's session timeout
-    that it turns on (``c`` no longer names ``b``) can only follow it. No invariant reads what a consumer
-    awaits or names as its coordinator; only the cooperative ``complete-assignment`` reads whether a
-    consumer is a member (a settled group), so a cooperative member's timeout is never taken alone."""
+    either way and ``b`` holds no JoinGroup or SyncGroup at all (so none of ``c``'s: the request or its
+    answer was lost to a crash, a restart or a cut). No step but ``c``'s own can change that (a broker
+    answers only a request it took or holds, and ``c`` sends nothing while it awaits); ``c``'s own that may
+    come first only fetch or drop late answers from other brokers, which read and write none of what the
+    timeout does. The timeout sets ``c`` rediscovering and leaves ``b`` and the connection as they are
+    (nothing to drop, no rebalance to end). A member's session timeout that it enables (``c`` no longer
+    names ``b``) can only follow it. No invariant reads what a consumer awaits or names as its
+    coordinator; only the cooperative ``complete-assignment`` reads whether a consumer is a member (a
+    settled group), so a cooperative member's timeout is never taken alone."""
     if any(w.budget):
         return False
     cons = w.consumers[c]
@@ -55,13 +56,6 @@ def timeout_alone(cfg: Config, w: World, c: int) -> bool:
     if ln.to_broker or ln.to_consumer:
         return False
     br = w.brokers[b]
-    for x in br.syncs:
-        if x[0] == c:
-            return False
-    for e in br.joined:
-        if e[0] == c:
-            return False
-    for e in br.late:
-        if e[0] == c:
-            return False
-    return True
+    # b holds no JoinGroup or SyncGroup at all (none of c's, so the answer cannot come; none of anyone's,
+    # so giving up on b leaves b as it is: close_connection has nothing to drop and ends no rebalance)
+    return not br.syncs and not br.joined and not br.late
