@@ -13,6 +13,7 @@ gives the same answer for worlds that differ only by which consumer is which (sy
 
 from __future__ import annotations
 
+from groupcheck.model.protocols.seed.coordinator import close_connection
 from groupcheck.model.shared.config import Config
 from groupcheck.model.shared.state import GONE, MEMBER, World
 
@@ -35,8 +36,9 @@ def restart_alone(cfg: Config, w: World, b: int) -> bool:
 def timeout_alone(cfg: Config, w: World, c: int) -> bool:
     """``CoordinatorTimeout`` of consumer ``c``: no fault budget is left; ``c`` runs (not gone, paused or
     stalled) and awaits an answer from a broker ``b`` that can never come: nothing is on their connection
-    either way and ``b`` holds no JoinGroup or SyncGroup at all (so none of ``c``'s: the request or its
-    answer was lost to a crash, a restart or a cut). No step but ``c``'s own can change that (a broker
+    either way and ``b`` holds no JoinGroup or SyncGroup of ``c``'s (the request or its answer was lost to
+    a crash, a restart or a cut), and giving up on ``b`` leaves ``b`` as it is (``close_connection`` drops
+    nothing and ends no rebalance). No step but ``c``'s own can change that (a broker
     answers only a request it took or holds, and ``c`` sends nothing while it awaits); ``c``'s own that may
     come first only fetch or drop late answers from other brokers, which read and write none of what the
     timeout does. The timeout sets ``c`` rediscovering and leaves ``b`` and the connection as they are
@@ -56,6 +58,14 @@ def timeout_alone(cfg: Config, w: World, c: int) -> bool:
     if ln.to_broker or ln.to_consumer:
         return False
     br = w.brokers[b]
-    # b holds no JoinGroup or SyncGroup at all (none of c's, so the answer cannot come; none of anyone's,
-    # so giving up on b leaves b as it is: close_connection has nothing to drop and ends no rebalance)
-    return not br.syncs and not br.joined and not br.late
+    for x in br.syncs:
+        if x[0] == c:
+            return False
+    for e in br.joined:
+        if e[0] == c:
+            return False
+    for e in br.late:
+        if e[0] == c:
+            return False
+    # and giving up on b leaves b as it is (nothing of c's to drop, no rebalance ended on the way)
+    return close_connection(cfg, w, b, c).brokers[b] == br
