@@ -463,9 +463,11 @@ def check_scenario(
             **bounds,
             **reducing,
         )
-    declared_depth = declared.max_depth is not None and declared.max_depth == sc.max_depth
+    # the scenario's own claim is bounded by its declared depth: a search stopped there is exhaustive
+    # within it, but not a reduced one (its paths may be longer than the full model's: within the bound it
+    # may miss a violation the full search finds), which stays incomplete
+    declared_depth = declared.max_depth is not None and declared.max_depth == sc.max_depth and not reducing
     if result.stopped_by == "depth" and declared_depth and not liveness:
-        # the scenario's own claim is bounded by this depth: exhaustive within it
         result = replace(result, verdict=Verdict.HOLDS, stopped_by=None)
     timed_found, timed_notes, timing = None, (), None
     if sc.timed:

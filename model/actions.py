@@ -118,7 +118,7 @@ class ActionSpec:
     # invariant the reduction's PROPERTY_READS names, commutes with every other step enabled there, and
     # every other step leads to a world where it holds again (so no step that could come first interferes
     # with it, however many come first). It must give the same answer for worlds that differ only by
-    # which consumer is which. docs/MODEL.md argues each; checker.reduction.alone_violations tests them.
+    # which consumer is which. docs/MODEL.md argues each; checker.reduction.check_alone tests them.
     # None: never alone
     alone: Guard | None = None
 

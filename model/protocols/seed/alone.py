@@ -6,7 +6,7 @@ invariant the reduction knows (:data:`groupcheck.checker.reduction.PROPERTY_READ
 other step enabled there, and that every other step leads to a world where the predicate holds again.
 Then no step that can come before it, however many do, interferes with it, and taking it alone (an ample
 set of one step) loses no reachable violation (docs/MODEL.md, *Steps taken alone*, gives each argument;
-:func:`groupcheck.checker.reduction.alone_violations` tests them on reached states, and
+:func:`groupcheck.checker.reduction.check_alone` tests them on reached states, and
 tests/test_reduction.py runs it over the catalogue). Each quantifies over every consumer alike, so it
 gives the same answer for worlds that differ only by which consumer is which (symmetry stays on).
 """
