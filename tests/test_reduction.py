@@ -747,3 +747,47 @@ def test_a_variant_that_changes_a_step_keeps_none_of_its_bases_promises() -> Non
     assert [s.name for s in added.actions if s.alone is not None] == ["Wake"]
     same = base.variant("eager-renamed", "eager by another name")
     assert {s.name for s in same.actions if s.alone is not None} == {"BrokerRestart", "CoordinatorTimeout"}
+
+
+def _scenario_model(name: str) -> GroupModel:
+    """Catalogue scenario ``name``'s model, built in whichever process calls it (Spark's executors too)."""
+    return GroupModel(load_scenario(ROOT / "specs" / f"{name}.toml").config)
+
+
+def _figures(r: Any) -> tuple[Any, ...]:
+    steps = None if r.counterexample is None else [s.action for s in r.counterexample.steps]
+    return (
+        r.verdict,
+        r.property,
+        r.stats.distinct_states,
+        r.stats.states_generated,
+        r.stats.max_depth,
+        steps,
+    )
+
+
+ALONE_ENGINES = ["failover-in-phase-4", "teaching/failover-phase-4-torn-generation-write"]
+
+
+@pytest.mark.parametrize("name", ALONE_ENGINES)
+def test_two_workers_take_the_same_steps_alone(name: str) -> None:
+    """The steps taken alone are chosen alike by one process and by workers: the same counts, depth and
+    counterexample on a failover that holds and on one that is violated."""
+    props = list(load_scenario(ROOT / "specs" / f"{name}.toml").properties)
+    one = bfs(_scenario_model(name), properties=props, reduce=True)
+    two = parallel_bfs(_scenario_model(name), workers=2, properties=props, reduce=True)
+    assert _figures(two) == _figures(one)
+    # and the reduction acted (a violated search may end a level later, with more states)
+    assert one.stats.distinct_states != bfs(_scenario_model(name), properties=props).stats.distinct_states
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("name", ALONE_ENGINES)
+def test_spark_takes_the_same_steps_alone(spark: Any, name: str) -> None:
+    from groupcheck.checker.spark import spark_bfs
+
+    props = list(load_scenario(ROOT / "specs" / f"{name}.toml").properties)
+    local = bfs(_scenario_model(name), properties=props, reduce=True)
+    build = functools.partial(_scenario_model, name)
+    on_spark = spark_bfs(build, spark=spark, properties=props, reduce=True)
+    assert _figures(on_spark) == _figures(local) and on_spark.coverage == local.coverage
