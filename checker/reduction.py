@@ -42,11 +42,14 @@ REDUCE_NOTE = (
 )
 REDUCE_OFF_NOTE = "partial-order reduction is off for liveness: it keeps safety properties only"
 REDUCE_IDLE_NOTE = (
-    "partial-order reduction on (--reduce), but it reduced nothing here: no unit's steps are independent "
-    "of every other unit's and invisible to the checked properties (conditions C1 and C2 over the "
-    "declared footprints), and no step that may be taken alone was ever enabled, so the search was the "
-    "full one; `python benchmarks/reduction.py --why 3000 --only <scenario file>` shows what blocks each "
-    "unit"
+    "partial-order reduction on (--reduce), but it reduced nothing here: no state was expanded by an "
+    "ample set (no unit's steps independent of every other unit's and invisible to the checked "
+    "properties, no step its table lets be taken alone), so the search was the full one; `python "
+    "benchmarks/reduction.py --why 3000 --only <scenario file>` shows what blocks each unit"
+)
+REDUCE_DEPTH_NOTE = (
+    "partial-order reduction is off here: the scenario bounds its own depth (max_depth), and a reduced "
+    "path may be longer than the full model's, so a reduced search could not say 'holds' within the bound"
 )
 
 # A concrete part: ("c", i) consumer i, ("b", j) broker j, ("l", i, j) the link between them, or a
@@ -216,6 +219,14 @@ class Reduction:
         cands += [s for s in by_unit.values() if len(s) < len(succ)]
         cands.sort(key=lambda s: sorted(f for _, _, f in s))
         return cands
+
+
+def took_ample(result: Any, initial_states: int) -> bool:
+    """Whether the search behind ``result`` expanded some state by an ample set. Its coverage counts every
+    step enabled at a state it expanded and ``states_generated`` the initial states and the successors it
+    took, so the two agree exactly when it took every one (every engine counts alike)."""
+    enabled = sum(n for _, n in result.coverage.actions)
+    return bool(result.stats.states_generated < initial_states + enabled)
 
 
 def choose(cands: list[Succ], known: Callable[[int], bool]) -> Succ | None:

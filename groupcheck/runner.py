@@ -16,8 +16,14 @@ from groupcheck.checker import Result, Stats, Verdict, bfs
 from groupcheck.checker.estimate import Estimate, estimate_size
 from groupcheck.checker.liveness import SYMMETRY_NOTE, check_liveness
 from groupcheck.checker.parallel import parallel_bfs
-from groupcheck.checker.reduction import REDUCE_IDLE_NOTE, REDUCE_NOTE, REDUCE_OFF_NOTE, Reduction
-from groupcheck.checker.search import StopHook, _invariants
+from groupcheck.checker.reduction import (
+    REDUCE_DEPTH_NOTE,
+    REDUCE_IDLE_NOTE,
+    REDUCE_NOTE,
+    REDUCE_OFF_NOTE,
+    took_ample,
+)
+from groupcheck.checker.search import StopHook
 from groupcheck.checker.spark import DEFAULT_MASTER, spark_bfs
 from groupcheck.checker.timed import DEFAULT_MAX_PATHS, TimedResult, timed_search
 from groupcheck.model import GroupModel
@@ -426,7 +432,11 @@ def check_scenario(
     liveness = any(p.is_liveness for p in model.properties() if p.name in sc.properties)
     if liveness and (engine == "spark" or workers > 1):
         raise ValueError("liveness properties are checked in one process: drop --workers / --engine spark")
-    reducing = {"reduce": True} if reduce and not liveness else {}
+    # the scenario's own claim is bounded by its declared depth: a search stopped there is exhaustive
+    # within it. Not a reduced one (its paths may be longer than the full model's, so within the bound it
+    # may miss a violation the full search finds): --reduce is off for such a claim, and says so
+    declared_depth = declared.max_depth is not None and declared.max_depth == sc.max_depth
+    reducing = {"reduce": True} if reduce and not liveness and not declared_depth else {}
     if engine == "spark":
         if workers > 1:
             raise ValueError("--workers is for the local engine; Spark spreads the work over its executors")
@@ -463,10 +473,6 @@ def check_scenario(
             **bounds,
             **reducing,
         )
-    # the scenario's own claim is bounded by its declared depth: a search stopped there is exhaustive
-    # within it, but not a reduced one (its paths may be longer than the full model's: within the bound it
-    # may miss a violation the full search finds), which stays incomplete
-    declared_depth = declared.max_depth is not None and declared.max_depth == sc.max_depth and not reducing
     if result.stopped_by == "depth" and declared_depth and not liveness:
         result = replace(result, verdict=Verdict.HOLDS, stopped_by=None)
     timed_found, timed_notes, timing = None, (), None
@@ -492,10 +498,10 @@ def check_scenario(
     notes = sc.notes + ((SYMMETRY_NOTE,) if liveness and symmetry else ())
     if reduce and liveness:
         notes += (REDUCE_OFF_NOTE,)
+    elif reduce and declared_depth:
+        notes += (REDUCE_DEPTH_NOTE,)
     elif reduce:  # a switch that never came into play says so, instead of what it would have changed
-        red = Reduction(model, _invariants(model, sc.properties))
-        # idle for sure: no unit qualifies and no step that may be taken alone was ever enabled
-        idle = not red.qualifying and not any(result.coverage.fired(name) for name in red.alone)
+        idle = not took_ample(result, len(model.init_states()))
         notes += (REDUCE_IDLE_NOTE,) if idle else (REDUCE_NOTE,)
     notes += timed_notes
     return CheckOutcome(sc, result, trace_dir, vacuity(sc, result), notes, timing, timed=timed_found)

@@ -359,10 +359,14 @@ def test_the_check_catches_a_timeout_taken_alone_while_its_broker_holds_the_requ
     assert found.violations
 
 
-def test_a_declared_depth_bound_leaves_a_reduced_search_incomplete(tmp_path: Path) -> None:
+def test_a_declared_depth_bound_turns_the_reduction_off(tmp_path: Path) -> None:
     """A scenario's own max_depth makes a search it stops exhaustive within it, but not a reduced one: the
-    torn generation write is violated at depth 12, and the reduced search, which takes a timeout alone
-    before the election, meets it at depth 13. It used to say "holds" there."""
+    torn generation write is violated at depth 12, and a reduced search, which takes a timeout alone before
+    the election, meets it at depth 13. With --reduce it used to say "holds" there; the reduction is now
+    off for such a claim (said in a note), and a depth given on the command line leaves a reduced search
+    incomplete."""
+    from groupcheck.checker.reduction import REDUCE_DEPTH_NOTE
+
     from groupcheck.runner import check_scenario
 
     text = (ROOT / "specs" / "teaching" / "failover-phase-4-torn-generation-write.toml").read_text()
@@ -372,7 +376,13 @@ def test_a_declared_depth_bound_leaves_a_reduced_search_incomplete(tmp_path: Pat
     assert full.result.verdict == Verdict.VIOLATED and full.result.counterexample is not None
     assert len(full.result.counterexample.steps) == 12
     reduced = check_scenario(path, reduce=True)
-    assert (reduced.result.verdict, reduced.result.stopped_by) == (Verdict.INCOMPLETE, "depth")
+    assert reduced.result.verdict == Verdict.VIOLATED and REDUCE_DEPTH_NOTE in reduced.notes
+    figures = [(r.result.stats.distinct_states, r.result.stats.states_generated) for r in (full, reduced)]
+    assert figures[0] == figures[1]
+    bounded = check_scenario(
+        ROOT / "specs" / "teaching" / "failover-phase-4-torn-generation-write.toml", max_depth=12, reduce=True
+    )
+    assert (bounded.result.verdict, bounded.result.stopped_by) == (Verdict.INCOMPLETE, "depth")
 
 
 @pytest.mark.slow
