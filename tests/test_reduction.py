@@ -435,7 +435,7 @@ def test_a_coordinator_meets_the_consumers_records_only_through_member_timeouts_
         "HandleJoinGroup",
         "HandleSyncGroup",
     }
-    assert not red.qualifying  # still: see docs/MODEL.md, *What it reduces today*
+    assert not red.qualifying  # still: see docs/MODEL.md, *Why no unit qualifies*
 
 
 def test_a_reduced_catalogue_counterexample_replays_from_the_cli(
@@ -589,7 +589,7 @@ def test_the_ceiling_sets_aside_only_the_kinds_of_part_it_names() -> None:
 
 
 def test_no_finer_grain_lets_a_consumer_or_broker_of_the_tlc_comparison_qualify() -> None:
-    """Issue 31's finding (docs/MODEL.md, *What it reduces today*), kept true: with every conflict on links,
+    """Issue 31's finding (docs/MODEL.md, *Why no unit qualifies*), kept true: with every conflict on links,
     history, budget, leader, log and sizes and every property read set aside, no consumer or broker unit of
     benchmarks/tlc-comparison.toml qualifies, nor with the consumers' or the brokers' records set aside as
     well (with both set aside nothing is left to conflict, so every unit would: not a finding); and a
