@@ -13,7 +13,7 @@ gives the same answer for worlds that differ only by which consumer is which (sy
 
 from __future__ import annotations
 
-from groupcheck.model.protocols.seed.coordinator import close_connection
+from groupcheck.model.protocols.seed.coordinator import close_connection, holds_request_of
 from groupcheck.model.shared.config import Config
 from groupcheck.model.shared.state import GONE, MEMBER, World
 
@@ -36,16 +36,16 @@ def restart_alone(cfg: Config, w: World, b: int) -> bool:
 def timeout_alone(cfg: Config, w: World, c: int) -> bool:
     """``CoordinatorTimeout`` of consumer ``c``: no fault budget is left; ``c`` runs (not gone, paused or
     stalled) and awaits an answer from a broker ``b`` that can never come: nothing is on their connection
-    either way and ``b`` holds no JoinGroup or SyncGroup of ``c``'s (the request or its answer was lost to
-    a crash, a restart or a cut), and giving up on ``b`` leaves ``b`` as it is (``close_connection`` drops
-    nothing and ends no rebalance). No step but ``c``'s own can change that (a broker
-    answers only a request it took or holds, and ``c`` sends nothing while it awaits); ``c``'s own that may
-    come first only fetch or drop late answers from other brokers, which read and write none of what the
-    timeout does. The timeout sets ``c`` rediscovering and leaves ``b`` and the connection as they are
-    (nothing to drop, no rebalance to end). A member's session timeout that it enables (``c`` no longer
-    names ``b``) can only follow it. No invariant reads what a consumer awaits or names as its
-    coordinator; only the cooperative ``complete-assignment`` reads whether a consumer is a member (a
-    settled group), so a cooperative member's timeout is never taken alone."""
+    either way and ``b`` holds no request of ``c``'s it has not answered (the request or its answer was
+    lost to a crash, a restart or a cut); and giving up on ``b`` leaves ``b`` as it is
+    (``close_connection`` drops nothing and ends no rebalance). No step but ``c``'s own can change that (a
+    broker answers only a request it took or holds, and ``c`` sends nothing while it awaits); ``c``'s own
+    that may come first only fetch or drop late answers from other brokers, which read and write none of
+    what the timeout does. The timeout sets ``c`` rediscovering and changes nothing else. A member's
+    session timeout that it enables (``c`` no longer names ``b``) can only follow it. No invariant reads
+    what a consumer awaits or names as its coordinator; only the cooperative ``complete-assignment`` reads
+    whether a consumer is a member (a settled group), so a cooperative member's timeout is never taken
+    alone."""
     if any(w.budget):
         return False
     cons = w.consumers[c]
@@ -58,14 +58,7 @@ def timeout_alone(cfg: Config, w: World, c: int) -> bool:
     if ln.to_broker or ln.to_consumer:
         return False
     br = w.brokers[b]
-    for x in br.syncs:
-        if x[0] == c:
-            return False
-    for e in br.joined:
-        if e[0] == c:
-            return False
-    for e in br.late:
-        if e[0] == c:
-            return False
+    if holds_request_of(br, c):
+        return False
     # and giving up on b leaves b as it is (nothing of c's to drop, no rebalance ended on the way)
     return close_connection(cfg, w, b, c).brokers[b] == br
