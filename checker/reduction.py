@@ -24,6 +24,12 @@ the state an engine keeps for a class is any member of the class, and this key i
 member, so every engine and worker count expands alike. docs/MODEL.md ("Partial-order reduction") gives
 the argument; tests/test_reduction.py and the reads check of tests/test_plugins.py test it.
 
+A single enabled step is a candidate ample set too where its spec's ``alone`` predicate holds (the
+table's promise that there it is enabled, keeps every invariant's value, commutes with every other
+enabled step and is still takeable alone after any of them: a state-dependent independence, docs/MODEL.md
+"Steps taken alone"); :func:`check_alone` tests such promises on reached states. Where a checked property
+is not one ``PROPERTY_READS`` names, no step is taken alone.
+
 It needs the model's footprints: a :class:`groupcheck.model.group.GroupModel` (its ``protocol`` and
 ``cfg``); another model is refused (:class:`~checker.errors.ModelError`). Liveness is not reduced (the
 reduction keeps safety only; the callers turn it off and say so).
