@@ -7,8 +7,8 @@ link, a coordinator's session expiry reads the member's consumer: benchmarks/red
 --ceiling measure what blocks each), so units are exercised on a toy protocol written here whose
 consumers tick counters nobody else reads while brokers may become active coordinators
 (``single-active-coordinator``). On the built-in protocols what reduces is a step taken alone (its spec's
-``alone``: a crashed broker's restart), whose promises :func:`checker.reduction.check_alone` tests on
-reached states of the catalogue."""
+``alone``: a crashed broker's restart, a consumer's timeout whose answer cannot come), whose promises
+:func:`checker.reduction.check_alone` tests on reached states of the catalogue."""
 
 from __future__ import annotations
 
@@ -29,7 +29,7 @@ from groupcheck.model.actions import ActionSpec, Protocol, lookup, register
 from groupcheck.model.group import GroupModel
 from groupcheck.model.scenario import load_scenario
 from groupcheck.model.shared.config import Config
-from groupcheck.model.shared.state import NONE, STEADY, tset
+from groupcheck.model.shared.state import GONE, NONE, STEADY, tset
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -202,15 +202,15 @@ def test_two_workers_reduce_as_one_process(symmetry: bool) -> None:
             ]
 
 
-# complete searches small enough for the default run, and whether --reduce leaves fewer states (a crashed
-# broker's restart taken alone); the last is violated after a failover, before any restart could help
+# complete searches small enough for the default run, and whether --reduce leaves fewer states (a step
+# taken alone); the last is violated after a failover, before any restart could help
 CATALOGUE = {
     "failover-in-phase-4": True,
     "failover-in-phase-5": True,
     "static/static-failover": True,
     "eager/eager-failover-in-phase-4": True,
     "cooperative/cooperative-failover-in-phase-4": True,
-    "slow-consumer-gc-pause": False,  # no broker ever crashes
+    "slow-consumer-gc-pause": False,  # no broker crashes; its timeouts taken alone reach the same states
     "switches/serve-before-loading-log": False,
 }
 
@@ -293,10 +293,9 @@ def _alone_check(name: str, states: int, model_of: Any = GroupModel) -> Any:
 @pytest.mark.parametrize("name", ALONE_SCENARIOS)
 def test_every_step_taken_alone_keeps_its_promise(name: str) -> None:
     """Where a crashed broker's restart or a consumer's timeout may be taken alone it is enabled, keeps
-    every invariant's value,
-    commutes with every other enabled step and may still be taken alone after any of them (so no step that
-    could come first interferes with it, however many do), on reached states of catalogue searches of
-    every protocol of the family, some with more faults."""
+    every invariant's value, commutes with every other enabled step and may still be taken alone after
+    any of them (so no step that could come first interferes with it, however many do), on reached states
+    of catalogue searches of every protocol of the family, some with more faults."""
     found = _alone_check(name, 20_000)
     assert found.violations == []
     assert found.tested["BrokerRestart"] > 0 and found.tested["CoordinatorTimeout"] > 0
@@ -343,7 +342,7 @@ def test_the_check_catches_a_timeout_taken_alone_while_its_broker_holds_the_requ
 
     def careless(cfg: Any, w: Any, c: int) -> bool:
         cons = w.consumers[c]
-        if any(w.budget) or cons.status == "gone" or cons.paused or cons.stalled or cons.awaiting is None:
+        if any(w.budget) or cons.status in GONE or cons.paused or cons.stalled or cons.awaiting is None:
             return False
         ln = w.links[c * cfg.brokers + cons.awaiting_broker]
         return not ln.to_broker and not ln.to_consumer
