@@ -438,6 +438,8 @@ def cmd_check(args: argparse.Namespace) -> int:
 
 # an estimate beyond this many states is printed before the search (every estimate goes to --json)
 ESTIMATE_SHOWN = 200_000
+# a range wider than this many times (its top over its bottom) is said to leave the time unforeseeable
+WIDE_ESTIMATE = 1_000
 
 
 def _amount(n: float) -> str:
@@ -498,6 +500,15 @@ def _estimate(sc: Scenario, args: argparse.Namespace) -> Estimate:
         f"states counted exactly, {est.seconds:.1f} s), about {_duration(est.states / pace)} "
         f"at {pace:,.0f} states/s"
     )
+    if est.high > WIDE_ESTIMATE * max(est.low, 1):
+        # the middle figure is then no forecast (issue 31's three consumers with a GC pause and an unpinned
+        # failover: "about 7 min", a search still running after 35 CPU minutes): say what the range means
+        fold = est.high / max(est.low, 1)
+        span = f"{_duration(est.low / pace)} to {_duration(est.high / pace)}"
+        print(
+            f"{'':<4}its walks disagree {fold:,.0f}-fold: searching the whole space may take from {span}; "
+            "take the middle figure as a guess"
+        )
     limit = checked.max_states
     if limit is not None and limit < est.states:
         print(f"{'':<4}the state limit {limit:,} will probably stop it first (incomplete: no answer)")

@@ -203,6 +203,9 @@ def test_a_large_space_of_three_consumers_is_foretold_before_the_search(
     out = capsys.readouterr().out
     assert "dq1: before searching, an estimate: about" in out
     assert "the time limit 1 s will probably stop it first" in out
+    # its walks disagree by far more than 1,000 times: the middle figure ("about 7 min"; the search ran
+    # past 35 CPU minutes) is said to be a guess, with the time the range's top would take
+    assert "-fold: searching the whole space may take from" in out and "middle figure as a guess" in out
     est = json.loads(summary.read_text())[0]["estimate"]
     assert est["states"] >= 1_000_000, est
     assert THREE_CONSUMERS_AT_LEAST <= est["high"], est
