@@ -15,6 +15,7 @@ from __future__ import annotations
 
 from groupcheck.model.protocols.seed.coordinator import close_connection, holds_request_of
 from groupcheck.model.shared.config import Config
+from groupcheck.model.shared.network import link
 from groupcheck.model.shared.state import GONE, MEMBER, World
 
 
@@ -54,7 +55,7 @@ def timeout_alone(cfg: Config, w: World, c: int) -> bool:
     if cons.status == MEMBER and cfg.protocol == "cooperative":
         return False
     b = cons.awaiting_broker
-    ln = w.links[c * cfg.brokers + b]
+    ln = link(cfg, w, c, b)
     if ln.to_broker or ln.to_consumer:
         return False
     br = w.brokers[b]
