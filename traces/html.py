@@ -722,6 +722,11 @@ _JS = """
     return true;
   }
   window.addEventListener("hashchange", function () { if (follow()) { render(); } });
+  // a reloaded page followed by #step-N shows step N: the browser neither restores the scroll it had
+  // before (which could come after this script's), nor keeps a position measured before the page (its
+  // images, its fonts) was laid out whole: on load it is measured again
+  if ("scrollRestoration" in history) { history.scrollRestoration = "manual"; }
+  window.addEventListener("load", function () { if (follow()) { render(); } });
   follow();
   render();
 })();
