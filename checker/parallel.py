@@ -448,6 +448,7 @@ def parallel_bfs(
     depth = deepest = 0
     violations: list[tuple[int, int, str]] = []
     distinct = generated = 0
+    sizes: list[int] = []  # each complete level's states (Stats.levels)
     capped = limited = False
     reason: str | None = None
     asked: list[str] = []
@@ -471,8 +472,11 @@ def parallel_bfs(
             violations = sorted(v for r in reports for v in r[3])
             more = any(r[2] for r in reports)
             capped = max_states is not None and distinct >= max_states and more and not violations
+            if reason is None and (distinct > before or depth == 0):
+                sizes.append(distinct - before)  # the level just completed (not one abandoned midway)
             if progress is not None and depth > 0:
-                progress(Stats(distinct, generated, deepest, time.perf_counter() - start))
+                elapsed = time.perf_counter() - start
+                progress(Stats(distinct, generated, deepest, elapsed, levels=tuple(sizes)))
             if violations or not more or capped or reason is not None:
                 for c in controls:
                     c[0].send("stop")
@@ -493,7 +497,8 @@ def parallel_bfs(
     visited_bytes = sum(f[0] for f in finals)
     coverage = Coverage.merge([f[1] for f in finals])
     links = LinkFiles(logs)
-    stats = Stats(distinct, generated, deepest, time.perf_counter() - start, visited_bytes)
+    elapsed = time.perf_counter() - start
+    stats = Stats(distinct, generated, deepest, elapsed, visited_bytes, levels=tuple(sizes))
     if not violations:
         links.close()
         if reason is not None:

@@ -65,6 +65,9 @@ class Stats:
     visited_bytes: int = 0  # memory of the visited store (fingerprint table) at the end
     queue_spilled: int = 0  # states the queue moved to disk past its memory limit
     queued: int = 0  # states waiting to be expanded when the figures were taken
+    # how many states each level holds, from level 0 (the initial states) to the last one whose states
+    # are all known: the profile :mod:`checker.forecast` extrapolates (() when an engine does not say)
+    levels: tuple[int, ...] = ()
 
     @property
     def bytes_per_state(self) -> float:

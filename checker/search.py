@@ -231,9 +231,13 @@ def bfs(
         }
         run = LocalRun(checkpoint, identity)
 
+    sizes: list[int] = []  # each complete level's states (Stats.levels)
+
     def stats() -> Stats:
         elapsed = time.perf_counter() - start
-        return Stats(len(visited), generated, deepest, elapsed, visited.nbytes, queue.spilled, len(queue))
+        return Stats(
+            len(visited), generated, deepest, elapsed, visited.nbytes, queue.spilled, len(queue), tuple(sizes)
+        )
 
     # ``stats`` reaches ``outcome`` as a default, not through the closure: compiled (setup.py), a closure
     # naming another closure of the same function makes a reference cycle, which would keep the model, the
@@ -262,6 +266,7 @@ def bfs(
             if bad is not None:
                 violations.append((0, fp, bad))
             queue.append((state, fp, 0))
+        sizes.append(len(inits))
         if violations:
             return outcome(Verdict.VIOLATED)
         level = 0  # the depth of the states being expanded
@@ -269,6 +274,7 @@ def bfs(
             resumed = _resume(model, run, fp_of, inits, visited, parents, queue, cover)
             if resumed is not None:  # else the run stopped before its first level: it starts over
                 level, generated, deepest, depth_limited = resumed
+                sizes += [run.level_states(d) for d in range(1, level + 1)]
         elif run is not None:
             run.start()
 
@@ -292,6 +298,7 @@ def bfs(
                         "coverage": {"actions": cover.counts, "probes": cover.fired},
                     }
                     run.write_level(depth, parents.data_from(run.written), len(upcoming), figures)
+                sizes.append(len(upcoming))
                 level, upcoming = depth, set()
                 polled = STOP_POLL_EVERY  # ask should_stop at every level too
             if max_depth is not None and depth >= max_depth:
@@ -338,6 +345,8 @@ def bfs(
                 reason = should_stop()
                 if reason is not None:
                     return outcome(Verdict.INCOMPLETE, reason)
+        if upcoming:  # the last level found, whole: the violating one (its states are not queued)
+            sizes.append(len(upcoming))
         if violations:
             return outcome(Verdict.VIOLATED)
         return outcome(Verdict.INCOMPLETE, "depth") if depth_limited else outcome(Verdict.HOLDS)

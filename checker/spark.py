@@ -544,6 +544,10 @@ def spark_bfs(
         cover = _coverage_record(_coverage(counts, fired))
         return {**identity, "max_states": max_states, **figures, "coverage": cover}
 
+    def profile() -> tuple[int, ...]:
+        """Stats.levels: the initial states, then each level's."""
+        return (len(inits), *sizes)
+
     try:
         if meta is not None:
             assert ckpt is not None
@@ -661,8 +665,8 @@ def spark_bfs(
                 digests.append(_write_level(spark, ckpt, depth, links))
                 write_sealed(ckpt, record(depth))
             if progress is not None:
-                progress(Stats(distinct, generated, depth, time.perf_counter() - start))
-        stats = Stats(distinct, generated, depth, time.perf_counter() - start)
+                progress(Stats(distinct, generated, depth, time.perf_counter() - start, levels=profile()))
+        stats = Stats(distinct, generated, depth, time.perf_counter() - start, levels=profile())
         coverage = _coverage(counts, fired)
         if not violations:
             verdict = Verdict.HOLDS if stopped_by is None else Verdict.INCOMPLETE

@@ -144,7 +144,8 @@ def _progress_hook(name: str, place: str = "") -> tuple[Callable[[Stats], None] 
             last[0] = now
             print(
                 f"progress: {name}: {st.distinct_states:,} states, depth {st.max_depth}, "
-                f"{st.states_per_second:,.0f} states/s, {st.queued:,} queued, {st.seconds:,.0f} s",
+                f"{st.states_per_second:,.0f} states/s, {st.queued:,} queued, {st.seconds:,.0f} s"
+                + _foretold(st),
                 file=sys.stderr,
                 flush=True,
             )
@@ -159,10 +160,23 @@ def _progress_hook(name: str, place: str = "") -> tuple[Callable[[Stats], None] 
     def hook(st: Stats) -> None:
         status.update(
             f"{name}: {st.distinct_states:,} states, depth {st.max_depth}, "
-            f"{st.states_per_second:,.0f} states/s, {st.queued:,} queued"
+            f"{st.states_per_second:,.0f} states/s, {st.queued:,} queued" + _foretold(st)
         )
 
     return hook, status.stop
+
+
+def _foretold(st: Stats) -> str:
+    """What a running search's complete levels foretell (:mod:`checker.forecast`): its size in all and the
+    time left at its pace so far; nothing while they foretell nothing (too few levels, levels whose
+    growth does not slow yet)."""
+    from groupcheck.checker.forecast import forecast
+
+    f = forecast(st.levels)
+    if f is None or f.states <= st.distinct_states or st.states_per_second <= 0:
+        return ""
+    left = f.remaining(st.distinct_states) / st.states_per_second
+    return f"; its levels foretell {_amount(f.states)} states to depth {f.depth}, {_duration(left)} left"
 
 
 def _mark(o: CheckOutcome) -> str:

@@ -33,7 +33,8 @@ def spark() -> Iterator[Any]:
 
 def _figures(r: Result) -> tuple[Any, ...]:
     st = r.stats
-    return (r.verdict, r.stopped_by, r.property, st.distinct_states, st.states_generated, st.max_depth)
+    counts = (st.distinct_states, st.states_generated, st.max_depth, st.levels)
+    return (r.verdict, r.stopped_by, r.property, *counts)
 
 
 def _same(a: Result, b: Result) -> None:

@@ -1,0 +1,125 @@
+"""The forecast a running search prints from its complete levels (checker.forecast), the level sizes every
+engine reports for it (Stats.levels), and the progress line that says it."""
+
+from __future__ import annotations
+
+import math
+from pathlib import Path
+
+import pytest
+from groupcheck.checker.forecast import HUGE, _fit, forecast
+from groupcheck.checker.parallel import parallel_bfs
+from groupcheck.checker.result import Stats, Verdict
+from groupcheck.checker.search import bfs
+from groupcheck.model.group import GroupModel
+from groupcheck.model.scenario import load_scenario
+
+from groupcheck.cli import _foretold, main
+
+ROOT = Path(__file__).resolve().parent.parent
+SPECS = ROOT / "specs"
+
+
+def _bell(peak: float, top: int, width: float, depth: int) -> list[int]:
+    """Level sizes of a bell in log scale: ``peak`` states at level ``top``, ``width`` levels wide."""
+    return [max(1, round(peak * math.exp(-((d - top) ** 2) / (2 * width**2)))) for d in range(depth + 1)]
+
+
+def test_a_bell_of_levels_is_foretold_from_its_rising_side() -> None:
+    levels = _bell(40_000, 38, 9.0, 76)
+    truth = sum(levels)
+    f = forecast(levels[:30])  # eight levels before the peak: 12 % of the states known
+    assert f is not None
+    assert 0.8 * truth <= f.states <= 1.25 * truth, (f, truth)
+    assert abs(f.depth - 76) <= 4
+    assert f.remaining(sum(levels[:30])) == f.states - sum(levels[:30])
+
+
+def test_nothing_is_foretold_without_enough_levels_or_while_growth_does_not_slow() -> None:
+    assert forecast([]) is None and forecast([1]) is None
+    assert forecast([1, 3, 9, 20, 40, 70]) is None  # five growths: too few
+    assert forecast([2**d for d in range(20)]) is None  # steady doubling: no end in sight
+    assert forecast([round(1.5 ** (d * d / 10)) + d for d in range(20)]) is None  # growth speeding up
+
+
+def test_a_fit_too_flat_to_mean_anything_foretells_nothing() -> None:
+    # growth barely falling: the levels would go on to astronomic sizes
+    levels = [round(10 * math.exp(0.5 * d - 1e-5 * d * d)) for d in range(30)]
+    assert sum(levels) < HUGE
+    assert forecast(levels) is None
+
+
+def test_a_space_that_is_shrinking_already_is_foretold_to_end_soon() -> None:
+    levels = _bell(5_000, 10, 4.0, 40)[:20]
+    f = forecast(levels)
+    assert f is not None and sum(levels) < f.states < 1.1 * sum(_bell(5_000, 10, 4.0, 40))
+
+
+@pytest.mark.parametrize(
+    "name",
+    ["failover-in-phase-2", "teaching/gc-pause-zombie-fetch", "cooperative/cooperative-failover-in-phase-4"],
+)
+def test_every_engine_reports_the_same_level_sizes(name: str) -> None:
+    """One process and workers report each complete level's states: they add up to the distinct states
+    (a holding search and a violated one, whose violating level is complete too)."""
+    sc = load_scenario(SPECS / f"{name}.toml")
+    kw = {"properties": sc.properties, "check_deadlock": sc.check_deadlock}
+    one = bfs(GroupModel(sc.config), **kw)
+    assert sum(one.stats.levels) == one.stats.distinct_states
+    assert len(one.stats.levels) == one.stats.max_depth + 1
+    two = parallel_bfs(GroupModel(sc.config), workers=2, **kw)
+    assert two.stats.levels == one.stats.levels
+
+
+def test_progress_reports_the_levels_complete_so_far() -> None:
+    sc = load_scenario(SPECS / "failover-in-phase-2.toml")
+    seen: list[Stats] = []
+    result = bfs(GroupModel(sc.config), properties=sc.properties, progress=seen.append, progress_every=1_000)
+    assert result.verdict == Verdict.HOLDS and len(seen) > 10
+    for st in seen:  # complete levels only: what is found of the next one is not among them
+        assert sum(st.levels) <= st.distinct_states
+        assert st.levels == result.stats.levels[: len(st.levels)]
+        assert len(st.levels) >= st.max_depth
+
+
+def test_the_progress_line_says_what_the_levels_foretell() -> None:
+    levels = tuple(_bell(40_000, 38, 9.0, 76)[:30])
+    st = Stats(sum(levels), 3 * sum(levels), 29, 10.0, levels=levels)
+    said = _foretold(st)
+    assert said.startswith("; its levels foretell ") and "states to depth" in said and "left" in said
+    assert _foretold(Stats(100, 300, 3, 1.0, levels=(1, 5, 20, 74))) == ""
+
+
+def test_a_long_search_prints_its_forecast(
+    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("GROUPCHECK_PROGRESS_SECONDS", "0")
+    assert main(["check", str(SPECS / "failover-in-phase-2.toml"), "--no-estimate"]) == 0
+    lines = [ln for ln in capsys.readouterr().err.splitlines() if ln.startswith("progress: ")]
+    foretold = [ln for ln in lines if "its levels foretell" in ln]
+    assert foretold and foretold[0] != lines[0]  # not from the first levels: too few of them
+
+
+def test_a_resumed_search_reports_the_levels_of_an_uninterrupted_one(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("GROUPCHECK_RUN_KEY", str(tmp_path / "run-key"))
+    sc = load_scenario(SPECS / "failover-in-phase-2.toml")
+    kw = {"properties": sc.properties, "check_deadlock": sc.check_deadlock}
+    whole = bfs(GroupModel(sc.config), **kw)
+    run = tmp_path / "run"
+    part = bfs(GroupModel(sc.config), checkpoint=run, max_states=5_000, **kw)
+    assert part.stopped_by == "states" and len(part.stats.levels) > 3
+    resumed = bfs(GroupModel(sc.config), checkpoint=run, resume=True, **kw)
+    assert resumed.stats.levels == whole.stats.levels
+
+
+def test_a_small_space_or_an_unsettled_fit_foretells_nothing() -> None:
+    small = _bell(300, 10, 3.0, 30)[:14]  # 1,984 states known: the first levels mislead
+    assert _fit(small) is not None and forecast(small) is None
+    rising = _bell(50_000, 40, 8.0, 80)[:30]
+    assert forecast(rising) is not None
+    jumped = [*rising[:-1], round(rising[-1] * 1.1)]  # the last level a tenth larger than the bell's
+    alone = _fit(jumped)
+    assert alone is not None and alone.states > 10 * _fit(rising).states  # type: ignore[union-attr]
+    assert forecast(jumped) is None  # it disagrees with the fits of the levels before it
