@@ -13,7 +13,8 @@ from groupcheck.checker.estimate import WALKS, estimate_size
 
 from groupcheck.cli import main
 
-SPECS = Path(__file__).resolve().parent.parent / "specs"
+ROOT = Path(__file__).resolve().parent.parent
+SPECS = ROOT / "specs"
 Cell = tuple[int, ...]
 
 
@@ -166,24 +167,7 @@ def test_a_search_bounded_by_max_states_is_not_estimated_unless_asked(tmp_path: 
 
 
 # a newcomer's design question (issue 31): 3 consumers, a GC pause and an unpinned coordinator failover
-THREE_CONSUMERS_GC_FAILOVER = """
-name = "dq1"
-description = "three consumers, a GC pause and an unpinned coordinator failover"
-[group]
-consumers = 3
-brokers = 2
-topics = { t0 = 1 }
-records_per_partition = 2
-start = "empty"
-[faults]
-coordinator_failovers = 1
-gc_pauses = 1
-[check]
-properties = [
-    "single-owner", "no-stale-commit", "generation-monotonic", "no-lost-commit", "complete-assignment",
-    "single-active-coordinator", "instance-unique", "no-duplicate-processing",
-]
-"""
+THREE_CONSUMERS_GC_FAILOVER = ROOT / "benchmarks" / "three-consumers-gc-failover.toml"
 # distinct states its search had stored when 900 s stopped it, at depth 29 with 1.7 M states queued
 THREE_CONSUMERS_AT_LEAST = 6_267_389
 
@@ -196,12 +180,10 @@ def test_a_large_space_of_three_consumers_is_foretold_before_the_search(
     last level (the first level beyond came out 0.38 of its size). It must be printed, with the time limit
     that will stop the search first, and its range must reach the states the search is known to store (a
     lower bound of the truth: only the range's top follows from it)."""
-    scenario = tmp_path / "dq1.toml"
-    scenario.write_text(THREE_CONSUMERS_GC_FAILOVER)
     summary = tmp_path / "s.json"
-    main(["check", str(scenario), "--max-time", "1", "--json", str(summary)])
+    main(["check", str(THREE_CONSUMERS_GC_FAILOVER), "--max-time", "1", "--json", str(summary)])
     out = capsys.readouterr().out
-    assert "dq1: before searching, an estimate: about" in out
+    assert "three-consumers-gc-failover: before searching, an estimate: about" in out
     assert "the time limit 1 s will probably stop it first" in out
     # its walks disagree by far more than 1,000 times: the middle figure ("about 7 min"; the search ran
     # past 35 CPU minutes) is said to be a guess, with the time the range's top would take
