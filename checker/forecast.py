@@ -57,20 +57,20 @@ class Forecast:
         return max(0, self.states - known)
 
 
-def forecast(levels: Sequence[int]) -> Forecast | None:
+def forecast(levels: Sequence[int], max_depth: int | None = None) -> Forecast | None:
     """The forecast from ``levels`` (each complete level's states, level 0 first: a search's
     :attr:`~checker.result.Stats.levels`), or None when they do not allow one or the fit is unsettled
-    (see the module's docstring)."""
+    (see the module's docstring). A search bounded to ``max_depth`` ends there, whatever the fit says."""
     if sum(levels) < MIN_STATES:
         return None
-    made = [_fit(levels[: len(levels) - k]) for k in range(STABLE)]
+    made = [_fit(levels[: len(levels) - k], max_depth) for k in range(STABLE)]
     if any(f is None for f in made):
         return None
     sizes = [f.states for f in made if f is not None]
     return made[0] if max(sizes) <= AGREE * min(sizes) else None
 
 
-def _fit(levels: Sequence[int]) -> Forecast | None:
+def _fit(levels: Sequence[int], max_depth: int | None = None) -> Forecast | None:
     """The forecast from ``levels`` alone (no look at the fits before it)."""
     last = len(levels) - 1
     growths = [
@@ -93,7 +93,7 @@ def _fit(levels: Sequence[int]) -> Forecast | None:
     depth = last
     while True:
         size *= math.exp(base + slope * depth)
-        if size < 1:
+        if size < 1 or (max_depth is not None and depth >= max_depth):
             return Forecast(round(total), depth)
         depth += 1
         total += size

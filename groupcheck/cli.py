@@ -122,10 +122,13 @@ def _finish(code: int, done: int, problems: Problems) -> int:
     return EXIT_BAD_INPUT
 
 
-def _progress_hook(name: str, place: str = "") -> tuple[Callable[[Stats], None] | None, Callable[[], None]]:
+def _progress_hook(
+    name: str, place: str = "", max_depth: int | None = None
+) -> tuple[Callable[[Stats], None] | None, Callable[[], None]]:
     """On a terminal, a live status line; elsewhere (CI logs, pipes) a plain line on stderr at a steady
     interval, so a long run is never silent (GROUPCHECK_PROGRESS_SECONDS sets it; default 10 s). ``place``
-    ("3 of 127") says where the run is among several scenarios: said on stderr as each one starts."""
+    ("3 of 127") says where the run is among several scenarios: said on stderr as each one starts. Each
+    says what the search's levels foretell (:func:`_foretold`; ``max_depth``: the search's depth bound)."""
     if place:
         name = f"{name} ({place})"
         if not sys.stdout.isatty():
@@ -145,7 +148,7 @@ def _progress_hook(name: str, place: str = "") -> tuple[Callable[[Stats], None] 
             print(
                 f"progress: {name}: {st.distinct_states:,} states, depth {st.max_depth}, "
                 f"{st.states_per_second:,.0f} states/s, {st.queued:,} queued, {st.seconds:,.0f} s"
-                + _foretold(st),
+                + _foretold(st, max_depth),
                 file=sys.stderr,
                 flush=True,
             )
@@ -160,19 +163,19 @@ def _progress_hook(name: str, place: str = "") -> tuple[Callable[[Stats], None] 
     def hook(st: Stats) -> None:
         status.update(
             f"{name}: {st.distinct_states:,} states, depth {st.max_depth}, "
-            f"{st.states_per_second:,.0f} states/s, {st.queued:,} queued" + _foretold(st)
+            f"{st.states_per_second:,.0f} states/s, {st.queued:,} queued" + _foretold(st, max_depth)
         )
 
     return hook, status.stop
 
 
-def _foretold(st: Stats) -> str:
+def _foretold(st: Stats, max_depth: int | None = None) -> str:
     """What a running search's complete levels foretell (:mod:`checker.forecast`): its size in all and the
     time left at its pace so far; nothing while they foretell nothing (too few levels, levels whose
     growth does not slow yet)."""
     from groupcheck.checker.forecast import forecast
 
-    f = forecast(st.levels)
+    f = forecast(st.levels, max_depth)
     if f is None or f.states <= st.distinct_states or st.states_per_second <= 0:
         return ""
     left = f.remaining(st.distinct_states) / st.states_per_second
@@ -382,7 +385,9 @@ def cmd_check(args: argparse.Namespace) -> int:
     outcomes = []
     with stopper.catching_signals():
         for k, sc in enumerate(scenarios, start=1):
-            hook, stop = _progress_hook(sc.name, f"{k} of {len(scenarios)}" if len(scenarios) > 1 else "")
+            place = f"{k} of {len(scenarios)}" if len(scenarios) > 1 else ""
+            bound = sc.max_depth if args.max_depth is None else args.max_depth
+            hook, stop = _progress_hook(sc.name, place, bound)
             est = _estimate(sc, args) if _estimating(args, len(scenarios)) else None
             stopper.start()
             try:
@@ -615,7 +620,7 @@ def _pin(paths: Sequence[str], summary: str | None, *, yes: bool, replace: bool)
                 unpinned += 1
                 continue
             settings = settings_digest(sc)
-            hook, stop = _progress_hook(sc.name)
+            hook, stop = _progress_hook(sc.name, max_depth=sc.max_depth)
             try:
                 o = check_scenario(sc, progress=hook)
             finally:

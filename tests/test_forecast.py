@@ -123,3 +123,11 @@ def test_a_small_space_or_an_unsettled_fit_foretells_nothing() -> None:
     alone = _fit(jumped)
     assert alone is not None and alone.states > 10 * _fit(rising).states  # type: ignore[union-attr]
     assert forecast(jumped) is None  # it disagrees with the fits of the levels before it
+
+
+def test_a_search_bounded_in_depth_is_foretold_to_end_at_its_bound() -> None:
+    rising = _bell(50_000, 40, 8.0, 80)[:30]
+    free, bounded = forecast(rising), forecast(rising, max_depth=45)
+    assert free is not None and bounded is not None
+    assert bounded.depth == 45 and free.depth > 45
+    assert bounded.states == pytest.approx(sum(_bell(50_000, 40, 8.0, 80)[:46]), rel=0.25)
