@@ -123,16 +123,18 @@ def _finish(code: int, done: int, problems: Problems) -> int:
 
 
 def _progress_hook(
-    name: str, place: str = "", max_depth: int | None = None
+    name: str, place: str = "", max_depth: int | None = None, max_time: float | None = None
 ) -> tuple[Callable[[Stats], None] | None, Callable[[], None]]:
     """On a terminal, a live status line; elsewhere (CI logs, pipes) a plain line on stderr at a steady
     interval, so a long run is never silent (GROUPCHECK_PROGRESS_SECONDS sets it; default 10 s). ``place``
     ("3 of 127") says where the run is among several scenarios: said on stderr as each one starts. Each
-    says what the search's levels foretell (:func:`_foretold`; ``max_depth``: the search's depth bound)."""
+    says what the search's levels foretell (:func:`_foretold`; ``max_depth``: the search's depth bound),
+    and the first forecast of a large search is said at once (:func:`_foreseen`)."""
     if place:
         name = f"{name} ({place})"
         if not sys.stdout.isatty():
             print(f"progress: scenario {name}", file=sys.stderr, flush=True)
+    seen = _foreseen(name, max_depth, max_time)
     if not sys.stdout.isatty():
         try:
             every = float(os.environ.get("GROUPCHECK_PROGRESS_SECONDS", "10"))
@@ -141,6 +143,7 @@ def _progress_hook(
         last = [time.monotonic()]
 
         def line(st: Stats) -> None:
+            seen(st)
             now = time.monotonic()
             if now - last[0] < every:
                 return
@@ -161,12 +164,41 @@ def _progress_hook(
     status.start()
 
     def hook(st: Stats) -> None:
+        seen(st)
         status.update(
             f"{name}: {st.distinct_states:,} states, depth {st.max_depth}, "
             f"{st.states_per_second:,.0f} states/s, {st.queued:,} queued" + _foretold(st, max_depth)
         )
 
     return hook, status.stop
+
+
+def _foreseen(name: str, max_depth: int | None, max_time: float | None) -> Callable[[Stats], None]:
+    """Says once, as soon as a search's levels foretell it (:mod:`checker.forecast`: seconds into it, where
+    the estimate before it had only walks to go on), that it will store more than ``ESTIMATE_SHOWN``
+    states, how long that will take at its pace, and when the time limit will stop it first."""
+    from groupcheck.checker.forecast import forecast
+
+    told = [False]
+
+    def see(st: Stats) -> None:
+        if told[0]:
+            return
+        f = forecast(st.levels, max_depth)
+        if f is None or f.states < ESTIMATE_SHOWN or st.states_per_second <= 0:
+            return
+        told[0] = True
+        left = f.remaining(st.distinct_states) / st.states_per_second
+        print(
+            f"{name}: {st.seconds:,.0f} s in, its levels foretell about {_amount(f.states)} states to depth "
+            f"{f.depth}, about {_duration(left)} more at {st.states_per_second:,.0f} states/s (a guess from "
+            f"the shape of its first {sum(st.levels):,} states' levels)"
+        )
+        if max_time is not None and st.seconds + left > max_time:
+            print(f"{'':<4}the time limit {_duration(max_time)} will probably stop it first (no answer)")
+        sys.stdout.flush()
+
+    return see
 
 
 def _foretold(st: Stats, max_depth: int | None = None) -> str:
@@ -387,7 +419,7 @@ def cmd_check(args: argparse.Namespace) -> int:
         for k, sc in enumerate(scenarios, start=1):
             place = f"{k} of {len(scenarios)}" if len(scenarios) > 1 else ""
             bound = sc.max_depth if args.max_depth is None else args.max_depth
-            hook, stop = _progress_hook(sc.name, place, bound)
+            hook, stop = _progress_hook(sc.name, place, bound, args.max_time)
             est = _estimate(sc, args) if _estimating(args, len(scenarios)) else None
             stopper.start()
             try:

@@ -14,7 +14,7 @@ from groupcheck.checker.search import bfs
 from groupcheck.model.group import GroupModel
 from groupcheck.model.scenario import load_scenario
 
-from groupcheck.cli import _foretold, main
+from groupcheck.cli import _foreseen, _foretold, main
 
 ROOT = Path(__file__).resolve().parent.parent
 SPECS = ROOT / "specs"
@@ -131,3 +131,21 @@ def test_a_search_bounded_in_depth_is_foretold_to_end_at_its_bound() -> None:
     assert free is not None and bounded is not None
     assert bounded.depth == 45 and free.depth > 45
     assert bounded.states == pytest.approx(sum(_bell(50_000, 40, 8.0, 80)[:46]), rel=0.25)
+
+
+def test_a_large_forecast_is_said_once_as_soon_as_it_is_made(capsys: pytest.CaptureFixture[str]) -> None:
+    """Seconds into a search, its levels say what the estimate before it could only guess from walks
+    (issue 31's three consumers: 6.4 M states and 6 min foretold before the search; its levels, 80 s
+    in, foretold 38 M states)."""
+    see = _foreseen("big", None, 60.0)
+    small = tuple(_bell(40_000, 38, 9.0, 76)[:12])
+    see(Stats(sum(small), 0, 11, 1.0, levels=small))  # too few states known: nothing yet
+    assert capsys.readouterr().out == ""
+    levels = tuple(_bell(4_000_000, 40, 9.0, 80)[:30])
+    st = Stats(sum(levels), 0, 29, 30.0, levels=levels)
+    see(st)
+    out = capsys.readouterr().out.splitlines()
+    assert out[0].startswith("big: 30 s in, its levels foretell about ") and "states to depth" in out[0]
+    assert out[1].strip() == "the time limit 60 s will probably stop it first (no answer)"
+    see(st)  # once
+    assert capsys.readouterr().out == ""
