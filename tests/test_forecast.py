@@ -135,8 +135,8 @@ def test_a_search_bounded_in_depth_is_foretold_to_end_at_its_bound() -> None:
 
 def test_a_large_forecast_is_said_once_as_soon_as_it_is_made(capsys: pytest.CaptureFixture[str]) -> None:
     """Seconds into a search, its levels say what the estimate before it could only guess from walks
-    (issue 31's three consumers: 6.4 M states and 6 min foretold before the search; its levels, 80 s
-    in, foretold 38 M states)."""
+    (issue 31's three consumers, benchmarks/three-consumers-gc-failover.toml: walks 19-million-fold
+    apart before the search; 83 s into it, its levels foretold 56 M states, 68 min more)."""
     see = _foreseen("big", None, 60.0)
     small = tuple(_bell(40_000, 38, 9.0, 76)[:12])
     see(Stats(sum(small), 0, 11, 1.0, levels=small))  # too few states known: nothing yet
