@@ -176,7 +176,8 @@ def _progress_hook(
 def _foreseen(name: str, max_depth: int | None, max_time: float | None) -> Callable[[Stats], None]:
     """Says once, as soon as a search's levels foretell it (:mod:`checker.forecast`: seconds into it, where
     the estimate before it had only walks to go on), that it will store more than ``ESTIMATE_SHOWN``
-    states, how long that will take at its pace, and when the time limit will stop it first."""
+    states and take more than ``FORESEEN_SECONDS`` more at its pace, and when the time limit will stop it
+    first. A search about to end is not announced (a catalogue run's log stays a table)."""
     from groupcheck.checker.forecast import forecast
 
     told = [False]
@@ -187,8 +188,10 @@ def _foreseen(name: str, max_depth: int | None, max_time: float | None) -> Calla
         f = forecast(st.levels, max_depth)
         if f is None or f.states < ESTIMATE_SHOWN or st.states_per_second <= 0:
             return
-        told[0] = True
         left = f.remaining(st.distinct_states) / st.states_per_second
+        if left < FORESEEN_SECONDS:
+            return
+        told[0] = True
         print(
             f"{name}: {st.seconds:,.0f} s in, its levels foretell about {_amount(f.states)} states to depth "
             f"{f.depth}, about {_duration(left)} more at {st.states_per_second:,.0f} states/s (a guess from "
@@ -491,6 +494,8 @@ def cmd_check(args: argparse.Namespace) -> int:
 ESTIMATE_SHOWN = 200_000
 # a range wider than this many times (its top over its bottom) is said to leave the time unforeseeable
 WIDE_ESTIMATE = 1_000
+# a running search whose levels foretell less time left than this is not announced (_foreseen)
+FORESEEN_SECONDS = 60
 
 
 def _amount(n: float) -> str:

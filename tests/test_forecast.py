@@ -149,3 +149,10 @@ def test_a_large_forecast_is_said_once_as_soon_as_it_is_made(capsys: pytest.Capt
     assert out[1].strip() == "the time limit 60 s will probably stop it first (no answer)"
     see(st)  # once
     assert capsys.readouterr().out == ""
+
+
+def test_a_search_about_to_end_is_not_announced(capsys: pytest.CaptureFixture[str]) -> None:
+    see = _foreseen("soon", None, None)
+    levels = tuple(_bell(400_000, 38, 9.0, 76)[:30])
+    see(Stats(sum(levels), 0, 29, 0.1, levels=levels))  # at this pace the rest takes well under a minute
+    assert capsys.readouterr().out == ""
