@@ -14,7 +14,7 @@ from groupcheck.checker.search import bfs
 from groupcheck.model.group import GroupModel
 from groupcheck.model.scenario import load_scenario
 
-from groupcheck.cli import _foreseen, _foretold, main
+from groupcheck.cli import _foreseen, _foretold, _Pace, main
 
 ROOT = Path(__file__).resolve().parent.parent
 SPECS = ROOT / "specs"
@@ -156,3 +156,15 @@ def test_a_search_about_to_end_is_not_announced(capsys: pytest.CaptureFixture[st
     levels = tuple(_bell(400_000, 38, 9.0, 76)[:30])
     see(Stats(sum(levels), 0, 29, 0.1, levels=levels))  # at this pace the rest takes well under a minute
     assert capsys.readouterr().out == ""
+
+
+def test_the_time_left_is_at_the_latest_pace_not_the_average() -> None:
+    pace = _Pace()
+    assert pace(Stats(30_000, 0, 20, 1.0)) == 30_000  # no stretch measured yet: the average
+    assert pace(Stats(150_000, 0, 25, 6.0)) == pytest.approx(25_000)  # its first 6 s
+    assert pace(Stats(160_000, 0, 25, 8.0)) == pytest.approx(25_000)  # a stretch is at least 5 s
+    assert pace(Stats(230_000, 0, 27, 13.0)) == pytest.approx(11_428.6, rel=1e-3)  # it slowed
+    levels = tuple(_bell(40_000, 38, 9.0, 76)[:30])
+    st = Stats(sum(levels), 0, 29, 10.0, levels=levels)
+    fast, slow = _foretold(st, None, 100_000.0), _foretold(st, None, 1_000.0)
+    assert fast != slow and fast.split(",")[0] == slow.split(",")[0]  # the same forecast, other times
