@@ -14,6 +14,7 @@ from __future__ import annotations
 import argparse
 import contextlib
 import dataclasses
+import functools
 import json
 import os
 import shutil
@@ -134,9 +135,9 @@ def _progress_hook(
         name = f"{name} ({place})"
         if not sys.stdout.isatty():
             print(f"progress: scenario {name}", file=sys.stderr, flush=True)
-    seen = _foreseen(name, max_depth, max_time)
     pace = _Pace()
     if not sys.stdout.isatty():
+        seen = _foreseen(name, max_depth, max_time, print)
         try:
             every = float(os.environ.get("GROUPCHECK_PROGRESS_SECONDS", "10"))
         except ValueError:
@@ -164,6 +165,9 @@ def _progress_hook(
     console = Console()
     status = console.status(f"{name}: starting")
     status.start()
+    # above the live status line, as rich draws it (a plain print would tear it)
+    above = functools.partial(console.print, markup=False, highlight=False)
+    seen = _foreseen(name, max_depth, max_time, above)
 
     def hook(st: Stats) -> None:
         seen(st)
@@ -176,11 +180,14 @@ def _progress_hook(
     return hook, status.stop
 
 
-def _foreseen(name: str, max_depth: int | None, max_time: float | None) -> Callable[[Stats], None]:
-    """Says once, as soon as a search's levels foretell it (:mod:`checker.forecast`: seconds into it, where
-    the estimate before it had only walks to go on), that it will store more than ``ESTIMATE_SHOWN``
-    states and take more than ``FORESEEN_SECONDS`` more at its pace, and when the time limit will stop it
-    first. A search about to end is not announced (a catalogue run's log stays a table)."""
+def _foreseen(
+    name: str, max_depth: int | None, max_time: float | None, say: Callable[[str], object]
+) -> Callable[[Stats], None]:
+    """Says once (through ``say``), as soon as a search's levels foretell it (:mod:`checker.forecast`:
+    seconds into it, where the estimate before it had only walks to go on), that it will store more than
+    ``ESTIMATE_SHOWN`` states and take more than ``FORESEEN_SECONDS`` more at its pace, and when the time
+    limit will stop it first. A search about to end is not announced (a catalogue run's log stays a
+    table)."""
     from groupcheck.checker.forecast import forecast
 
     told = [False]
@@ -195,13 +202,13 @@ def _foreseen(name: str, max_depth: int | None, max_time: float | None) -> Calla
         if left < FORESEEN_SECONDS:
             return
         told[0] = True
-        print(
+        say(
             f"{name}: {st.seconds:,.0f} s in, its levels foretell about {_amount(f.states)} states to depth "
             f"{f.depth}, about {_duration(left)} more at {st.states_per_second:,.0f} states/s (a guess from "
             f"the shape of its first {sum(st.levels):,} states' levels)"
         )
         if max_time is not None and st.seconds + left > max_time:
-            print(f"{'':<4}the time limit {_duration(max_time)} will probably stop it first (no answer)")
+            say(f"{'':<4}the time limit {_duration(max_time)} will probably stop it first (no answer)")
         sys.stdout.flush()
 
     return see

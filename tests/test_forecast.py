@@ -137,7 +137,7 @@ def test_a_large_forecast_is_said_once_as_soon_as_it_is_made(capsys: pytest.Capt
     """Seconds into a search, its levels say what the estimate before it could only guess from walks
     (issue 31's three consumers, benchmarks/three-consumers-gc-failover.toml: walks 19-million-fold
     apart before the search; 83 s into it, its levels foretold 56 M states, 68 min more)."""
-    see = _foreseen("big", None, 60.0)
+    see = _foreseen("big", None, 60.0, print)
     small = tuple(_bell(40_000, 38, 9.0, 76)[:12])
     see(Stats(sum(small), 0, 11, 1.0, levels=small))  # too few states known: nothing yet
     assert capsys.readouterr().out == ""
@@ -152,7 +152,7 @@ def test_a_large_forecast_is_said_once_as_soon_as_it_is_made(capsys: pytest.Capt
 
 
 def test_a_search_about_to_end_is_not_announced(capsys: pytest.CaptureFixture[str]) -> None:
-    see = _foreseen("soon", None, None)
+    see = _foreseen("soon", None, None, print)
     levels = tuple(_bell(400_000, 38, 9.0, 76)[:30])
     see(Stats(sum(levels), 0, 29, 0.1, levels=levels))  # at this pace the rest takes well under a minute
     assert capsys.readouterr().out == ""
