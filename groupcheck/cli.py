@@ -593,7 +593,8 @@ def _estimate(sc: Scenario, args: argparse.Namespace) -> Estimate:
         span = f"{_duration(est.low / pace)} to {_duration(est.high / pace)}"
         print(
             f"{'':<4}its walks disagree {fold:,.0f}-fold: searching the whole space may take from {span}; "
-            "take the middle figure as a guess"
+            "take the middle figure as a guess (once the search has 20,000 states, its own levels foretell "
+            "its size better: the progress line says it)"
         )
     limit = checked.max_states
     if limit is not None and limit < est.states:

@@ -188,6 +188,7 @@ def test_a_large_space_of_three_consumers_is_foretold_before_the_search(
     # its walks disagree by far more than 1,000 times: the middle figure ("about 7 min"; the search ran
     # past 35 CPU minutes) is said to be a guess, with the time the range's top would take
     assert "-fold: searching the whole space may take from" in out and "middle figure as a guess" in out
+    assert "its own levels foretell its size better" in out  # what to watch instead (checker.forecast)
     est = json.loads(summary.read_text())[0]["estimate"]
     assert est["states"] >= 1_000_000, est
     assert THREE_CONSUMERS_AT_LEAST <= est["high"], est
