@@ -80,7 +80,7 @@ def main(argv: list[str]) -> int:
     errors: list[float] = []
     print(f"{'scenario':<44} {'states':>9} {'within 2x from':>26} {'error after 10 %':>16}")
     for name in names:
-        path = Path(name) if Path(name).is_absolute() else ROOT / name
+        path = Path(name) if Path(name).exists() else ROOT / name  # as given, else in the repository
         levels, when, bound, verdict = profile(path)
         truth = sum(levels)
         if verdict != "holds" and not (verdict == "incomplete" and bound is not None):  # within its depth

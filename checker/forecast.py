@@ -39,7 +39,9 @@ WINDOW = 8  # the growths the line is fitted to: the latest ones
 MIN_GROWTHS = 6  # fewer than this: no forecast
 MIN_STATES = 20_000  # nor before the complete levels hold this many states
 HUGE = 1e15  # a forecast beyond this many states is no forecast (a fit too flat to mean anything)
-MAX_LEVELS = 100_000  # nor one whose levels would go on for longer than this
+# nor one whose levels would go on for longer than this (also what one forecast may cost: three fits of
+# at most this many levels each, made at every progress report)
+MAX_LEVELS = 2_000
 STABLE = 3  # the forecasts from this many last numbers of complete levels must agree
 AGREE = 2.0  # within this factor (largest over smallest)
 
@@ -60,7 +62,8 @@ class Forecast:
 def forecast(levels: Sequence[int], max_depth: int | None = None) -> Forecast | None:
     """The forecast from ``levels`` (each complete level's states, level 0 first: a search's
     :attr:`~checker.result.Stats.levels`), or None when they do not allow one or the fit is unsettled
-    (see the module's docstring). A search bounded to ``max_depth`` ends there, whatever the fit says."""
+    (see the module's docstring). A search bounded to ``max_depth`` is foretold to end there at the
+    latest."""
     if sum(levels) < MIN_STATES:
         return None
     made = [_fit(levels[: len(levels) - k], max_depth) for k in range(STABLE)]

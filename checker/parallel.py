@@ -472,8 +472,9 @@ def parallel_bfs(
             violations = sorted(v for r in reports for v in r[3])
             more = any(r[2] for r in reports)
             capped = max_states is not None and distinct >= max_states and more and not violations
-            if reason is None and (distinct > before or depth == 0):
-                sizes.append(distinct - before)  # the level just completed (not one abandoned midway)
+            if depth == 0 or (reason is None and distinct > before):
+                # the initial states, then the level just completed (not one abandoned midway)
+                sizes.append(distinct - before)
             if progress is not None and depth > 0:
                 elapsed = time.perf_counter() - start
                 progress(Stats(distinct, generated, deepest, elapsed, levels=tuple(sizes)))

@@ -145,8 +145,8 @@ def _progress_hook(
         last = [time.monotonic()]
 
         def line(st: Stats) -> None:
-            seen(st)
             rate = pace(st)
+            seen(st, rate)
             now = time.monotonic()
             if now - last[0] < every:
                 return
@@ -170,8 +170,8 @@ def _progress_hook(
     seen = _foreseen(name, max_depth, max_time, above)
 
     def hook(st: Stats) -> None:
-        seen(st)
         rate = pace(st)
+        seen(st, rate)
         status.update(
             f"{name}: {st.distinct_states:,} states, depth {st.max_depth}, "
             f"{st.states_per_second:,.0f} states/s, {st.queued:,} queued" + _foretold(st, max_depth, rate)
@@ -182,29 +182,29 @@ def _progress_hook(
 
 def _foreseen(
     name: str, max_depth: int | None, max_time: float | None, say: Callable[[str], object]
-) -> Callable[[Stats], None]:
+) -> Callable[[Stats, float], None]:
     """Says once (through ``say``), as soon as a search's levels foretell it (:mod:`checker.forecast`:
     seconds into it, where the estimate before it had only walks to go on), that it will store more than
-    ``ESTIMATE_SHOWN`` states and take more than ``FORESEEN_SECONDS`` more at its pace, and when the time
-    limit will stop it first. A search about to end is not announced (a catalogue run's log stays a
-    table)."""
+    ``ESTIMATE_SHOWN`` states and take more than ``FORESEEN_SECONDS`` more at ``rate`` (its latest pace:
+    :class:`_Pace`), and when the time limit will stop it first. A search about to end is not announced
+    (a catalogue run's log stays a table)."""
     from groupcheck.checker.forecast import forecast
 
     told = [False]
 
-    def see(st: Stats) -> None:
+    def see(st: Stats, rate: float) -> None:
         if told[0]:
             return
         f = forecast(st.levels, max_depth)
-        if f is None or f.states < ESTIMATE_SHOWN or st.states_per_second <= 0:
+        if f is None or f.states < ESTIMATE_SHOWN or rate <= 0:
             return
-        left = f.remaining(st.distinct_states) / st.states_per_second
+        left = f.remaining(st.distinct_states) / rate
         if left < FORESEEN_SECONDS:
             return
         told[0] = True
         say(
             f"{name}: {st.seconds:,.0f} s in, its levels foretell about {_amount(f.states)} states to depth "
-            f"{f.depth}, about {_duration(left)} more at {st.states_per_second:,.0f} states/s (a guess from "
+            f"{f.depth}, about {_duration(left)} more at {rate:,.0f} states/s (a guess from "
             f"the shape of its first {sum(st.levels):,} states' levels)"
         )
         if max_time is not None and st.seconds + left > max_time:
@@ -222,10 +222,14 @@ class _Pace:
     SPAN = 5.0
 
     def __init__(self) -> None:
-        self._mark = (0.0, 0)  # (seconds, states) where the latest stretch began
+        # (seconds, states) where the latest stretch began: where the first report found the search (a
+        # resumed one starts with the states it replayed, which cost no search)
+        self._mark: tuple[float, int] | None = None
         self._rate = 0.0
 
     def __call__(self, st: Stats) -> float:
+        if self._mark is None:
+            self._mark = (st.seconds, st.distinct_states)
         began, known = self._mark
         if st.seconds - began >= self.SPAN:
             self._rate = (st.distinct_states - known) / (st.seconds - began)
@@ -587,14 +591,17 @@ def _estimate(sc: Scenario, args: argparse.Namespace) -> Estimate:
         f"at {pace:,.0f} states/s"
     )
     if est.high > WIDE_ESTIMATE * max(est.low, 1):
+        from groupcheck.checker.forecast import MIN_STATES
+
         # the middle figure is then no forecast (issue 31's three consumers with a GC pause and an unpinned
         # failover: "about 7 min", a search still running after 35 CPU minutes): say what the range means
         fold = est.high / max(est.low, 1)
         span = f"{_duration(est.low / pace)} to {_duration(est.high / pace)}"
         print(
             f"{'':<4}its walks disagree {fold:,.0f}-fold: searching the whole space may take from {span}; "
-            "take the middle figure as a guess (once the search has 20,000 states, its own levels foretell "
-            "its size better: the progress line says it)"
+            "take the middle figure as a guess (once the search is under way, "
+            f"{MIN_STATES:,} states or more, its own levels foretell its size better: "
+            "the progress line says it)"
         )
     limit = checked.max_states
     if limit is not None and limit < est.states:

@@ -7,7 +7,7 @@ import math
 from pathlib import Path
 
 import pytest
-from groupcheck.checker.forecast import HUGE, _fit, forecast
+from groupcheck.checker.forecast import HUGE, MIN_STATES, _fit, forecast
 from groupcheck.checker.parallel import parallel_bfs
 from groupcheck.checker.result import Stats, Verdict
 from groupcheck.checker.search import bfs
@@ -37,7 +37,9 @@ def test_a_bell_of_levels_is_foretold_from_its_rising_side() -> None:
 
 def test_nothing_is_foretold_without_enough_levels_or_while_growth_does_not_slow() -> None:
     assert forecast([]) is None and forecast([1]) is None
-    assert forecast([1, 3, 9, 20, 40, 70]) is None  # five growths: too few
+    five = [1_000 * n for n in (1, 3, 9, 20, 40, 70)]  # 143,000 states, growth falling, but five growths
+    assert sum(five) >= MIN_STATES and _fit(five) is None and forecast(five) is None
+    assert _fit([*five, 100_000]) is not None  # a sixth growth: enough for a fit
     assert forecast([2**d for d in range(20)]) is None  # steady doubling: no end in sight
     assert forecast([round(1.5 ** (d * d / 10)) + d for d in range(20)]) is None  # growth speeding up
 
@@ -110,8 +112,14 @@ def test_a_resumed_search_reports_the_levels_of_an_uninterrupted_one(
     run = tmp_path / "run"
     part = bfs(GroupModel(sc.config), checkpoint=run, max_states=5_000, **kw)
     assert part.stopped_by == "states" and len(part.stats.levels) > 3
-    resumed = bfs(GroupModel(sc.config), checkpoint=run, resume=True, **kw)
+    first: list[Stats] = []
+    resumed = bfs(
+        GroupModel(sc.config), checkpoint=run, resume=True, progress=first.append, progress_every=1, **kw
+    )
     assert resumed.stats.levels == whole.stats.levels
+    # it did resume: its first report already knows the levels the stopped run completed
+    assert first[0].levels == part.stats.levels[: len(first[0].levels)]
+    assert len(first[0].levels) >= len(part.stats.levels) - 1 > 3
 
 
 def test_a_small_space_or_an_unsettled_fit_foretells_nothing() -> None:
@@ -139,31 +147,35 @@ def test_a_large_forecast_is_said_once_as_soon_as_it_is_made(capsys: pytest.Capt
     apart before the search; 83 s into it, its levels foretold 56 M states, 68 min more)."""
     see = _foreseen("big", None, 60.0, print)
     small = tuple(_bell(40_000, 38, 9.0, 76)[:12])
-    see(Stats(sum(small), 0, 11, 1.0, levels=small))  # too few states known: nothing yet
+    see(Stats(sum(small), 0, 11, 1.0, levels=small), 1_000.0)  # too few states known: nothing yet
     assert capsys.readouterr().out == ""
     levels = tuple(_bell(4_000_000, 40, 9.0, 80)[:30])
     st = Stats(sum(levels), 0, 29, 30.0, levels=levels)
-    see(st)
+    see(st, st.states_per_second)
     out = capsys.readouterr().out.splitlines()
     assert out[0].startswith("big: 30 s in, its levels foretell about ") and "states to depth" in out[0]
     assert out[1].strip() == "the time limit 60 s will probably stop it first (no answer)"
-    see(st)  # once
+    see(st, st.states_per_second)  # once
     assert capsys.readouterr().out == ""
 
 
 def test_a_search_about_to_end_is_not_announced(capsys: pytest.CaptureFixture[str]) -> None:
     see = _foreseen("soon", None, None, print)
     levels = tuple(_bell(400_000, 38, 9.0, 76)[:30])
-    see(Stats(sum(levels), 0, 29, 0.1, levels=levels))  # at this pace the rest takes well under a minute
+    st = Stats(sum(levels), 0, 29, 0.1, levels=levels)
+    see(st, st.states_per_second)  # at this pace the rest takes well under a minute
     assert capsys.readouterr().out == ""
 
 
 def test_the_time_left_is_at_the_latest_pace_not_the_average() -> None:
     pace = _Pace()
     assert pace(Stats(30_000, 0, 20, 1.0)) == 30_000  # no stretch measured yet: the average
-    assert pace(Stats(150_000, 0, 25, 6.0)) == pytest.approx(25_000)  # its first 6 s
+    assert pace(Stats(155_000, 0, 25, 6.0)) == pytest.approx(25_000)  # from its first report, 5 s on
     assert pace(Stats(160_000, 0, 25, 8.0)) == pytest.approx(25_000)  # a stretch is at least 5 s
-    assert pace(Stats(230_000, 0, 27, 13.0)) == pytest.approx(11_428.6, rel=1e-3)  # it slowed
+    assert pace(Stats(235_000, 0, 27, 13.0)) == pytest.approx(11_428.6, rel=1e-3)  # it slowed
+    resumed = _Pace()  # a resumed search reports the states it replayed first: they are no pace
+    resumed(Stats(5_000_000, 0, 30, 2.0))
+    assert resumed(Stats(5_050_000, 0, 30, 7.0)) == pytest.approx(10_000)
     levels = tuple(_bell(40_000, 38, 9.0, 76)[:30])
     st = Stats(sum(levels), 0, 29, 10.0, levels=levels)
     fast, slow = _foretold(st, None, 100_000.0), _foretold(st, None, 1_000.0)
