@@ -31,6 +31,7 @@ from groupcheck.stopping import Stopper, parse_size
 if TYPE_CHECKING:
     from groupcheck.checker import Stats
     from groupcheck.checker.estimate import Estimate
+    from groupcheck.checker.forecast import Forecast
     from groupcheck.model.scenario import Scenario
     from groupcheck.runner import CheckOutcome
     from groupcheck.simulate import ShrinkProgress
@@ -136,8 +137,9 @@ def _progress_hook(
         if not sys.stdout.isatty():
             print(f"progress: scenario {name}", file=sys.stderr, flush=True)
     pace = _Pace()
+    foresee = _Foresight(max_depth)  # both what is said at once and the progress line read it
     if not sys.stdout.isatty():
-        seen = _foreseen(name, max_depth, max_time, print)
+        seen = _foreseen(name, foresee, max_time, print)
         try:
             every = float(os.environ.get("GROUPCHECK_PROGRESS_SECONDS", "10"))
         except ValueError:
@@ -154,7 +156,7 @@ def _progress_hook(
             print(
                 f"progress: {name}: {st.distinct_states:,} states, depth {st.max_depth}, "
                 f"{st.states_per_second:,.0f} states/s, {st.queued:,} queued, {st.seconds:,.0f} s"
-                + _foretold(st, max_depth, rate),
+                + _foretold(st, foresee, rate),
                 file=sys.stderr,
                 flush=True,
             )
@@ -167,35 +169,54 @@ def _progress_hook(
     status.start()
     # above the live status line, as rich draws it (a plain print would tear it)
     above = functools.partial(console.print, markup=False, highlight=False)
-    seen = _foreseen(name, max_depth, max_time, above)
+    seen = _foreseen(name, foresee, max_time, above)
 
     def hook(st: Stats) -> None:
         rate = pace(st)
         seen(st, rate)
         status.update(
             f"{name}: {st.distinct_states:,} states, depth {st.max_depth}, "
-            f"{st.states_per_second:,.0f} states/s, {st.queued:,} queued" + _foretold(st, max_depth, rate)
+            f"{st.states_per_second:,.0f} states/s, {st.queued:,} queued" + _foretold(st, foresee, rate)
         )
 
     return hook, status.stop
 
 
+class _Foresight:
+    """What a search's complete levels foretell (:func:`checker.forecast.forecast`, within the search's
+    depth bound ``max_depth``), made again only when a level has completed: progress is reported every
+    2,000 states, its levels change once a level."""
+
+    def __init__(self, max_depth: int | None = None) -> None:
+        self.max_depth = max_depth
+        self._levels = -1  # how many complete levels the forecast held was made from
+        self._made: Forecast | None = None
+
+    def __call__(self, st: Stats) -> Forecast | None:
+        if len(st.levels) != self._levels:
+            from groupcheck.checker.forecast import forecast
+
+            self._levels = len(st.levels)
+            self._made = forecast(st.levels, self.max_depth)
+        return self._made
+
+
 def _foreseen(
-    name: str, max_depth: int | None, max_time: float | None, say: Callable[[str], object]
+    name: str, foresee: _Foresight | None, max_time: float | None, say: Callable[[str], object]
 ) -> Callable[[Stats, float], None]:
     """Says once (through ``say``), as soon as a search's levels foretell it (:mod:`checker.forecast`:
     seconds into it, where the estimate before it had only walks to go on), that it will store more than
     ``ESTIMATE_SHOWN`` states and take more than ``FORESEEN_SECONDS`` more at ``rate`` (its latest pace:
     :class:`_Pace`), and when the time limit will stop it first. A search about to end is not announced
-    (a catalogue run's log stays a table)."""
-    from groupcheck.checker.forecast import forecast
-
+    (a catalogue run's log stays a table). ``foresee``: the search's :class:`_Foresight` (None: one with
+    no depth bound)."""
+    foresee = _Foresight() if foresee is None else foresee
     told = [False]
 
     def see(st: Stats, rate: float) -> None:
         if told[0]:
             return
-        f = forecast(st.levels, max_depth)
+        f = foresee(st)
         if f is None or f.states < ESTIMATE_SHOWN or rate <= 0:
             return
         left = f.remaining(st.distinct_states) / rate
@@ -237,13 +258,12 @@ class _Pace:
         return self._rate if self._rate > 0 else st.states_per_second
 
 
-def _foretold(st: Stats, max_depth: int | None = None, rate: float | None = None) -> str:
-    """What a running search's complete levels foretell (:mod:`checker.forecast`): its size in all and the
-    time left at ``rate`` states per second (default: its pace so far); nothing while they foretell
-    nothing (too few levels, levels whose growth does not slow yet)."""
-    from groupcheck.checker.forecast import forecast
-
-    f = forecast(st.levels, max_depth)
+def _foretold(st: Stats, foresee: _Foresight | None = None, rate: float | None = None) -> str:
+    """What a running search's complete levels foretell (``foresee``: the search's :class:`_Foresight`;
+    None: one with no depth bound): its size in all and the time left at ``rate`` states per second
+    (default: its pace so far); nothing while they foretell nothing (too few levels, levels whose growth
+    does not slow yet)."""
+    f = (_Foresight() if foresee is None else foresee)(st)
     rate = st.states_per_second if rate is None else rate
     if f is None or f.states <= st.distinct_states or rate <= 0:
         return ""

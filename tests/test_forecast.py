@@ -14,7 +14,7 @@ from groupcheck.checker.search import bfs
 from groupcheck.model.group import GroupModel
 from groupcheck.model.scenario import load_scenario
 
-from groupcheck.cli import _foreseen, _foretold, _Pace, main
+from groupcheck.cli import _foreseen, _Foresight, _foretold, _Pace, main
 
 ROOT = Path(__file__).resolve().parent.parent
 SPECS = ROOT / "specs"
@@ -180,3 +180,27 @@ def test_the_time_left_is_at_the_latest_pace_not_the_average() -> None:
     st = Stats(sum(levels), 0, 29, 10.0, levels=levels)
     fast, slow = _foretold(st, None, 100_000.0), _foretold(st, None, 1_000.0)
     assert fast != slow and fast.split(",")[0] == slow.split(",")[0]  # the same forecast, other times
+
+
+def test_a_forecast_is_made_again_only_when_a_level_completes(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Progress comes every 2,000 states; the levels change once a level: one forecast a level, which
+    both the line said at once and the progress line read."""
+    import groupcheck.checker.forecast as module
+
+    made: list[int] = []
+    real = module.forecast
+
+    def counted(levels: tuple[int, ...], bound: int | None) -> object:
+        made.append(len(levels))
+        return real(levels, bound)
+
+    monkeypatch.setattr(module, "forecast", counted)
+    foresee = _Foresight()
+    levels = tuple(_bell(40_000, 38, 9.0, 76)[:30])
+    for n in (100_000, 102_000, 104_000):  # three reports within one level
+        st = Stats(n, 0, 29, 10.0, levels=levels)
+        assert foresee(st) == real(levels, None)
+        _foretold(st, foresee, 5_000.0)
+    assert made == [30]
+    foresee(Stats(200_000, 0, 30, 20.0, levels=(*levels, 30_000)))
+    assert made == [30, 31]

@@ -29,6 +29,7 @@ from groupcheck.model.actions import ActionSpec, Protocol, lookup, register
 from groupcheck.model.group import GroupModel
 from groupcheck.model.scenario import load_scenario
 from groupcheck.model.shared.config import Config
+from groupcheck.model.shared.network import link
 from groupcheck.model.shared.state import GONE, NONE, STEADY, tset
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
@@ -344,7 +345,7 @@ def test_the_check_catches_a_timeout_taken_alone_while_its_broker_holds_the_requ
         cons = w.consumers[c]
         if any(w.budget) or cons.status in GONE or cons.paused or cons.stalled or cons.awaiting is None:
             return False
-        ln = w.links[c * cfg.brokers + cons.awaiting_broker]
+        ln = link(cfg, w, c, cons.awaiting_broker)
         return not ln.to_broker and not ln.to_consumer
 
     def model_of(cfg: Any) -> GroupModel:
